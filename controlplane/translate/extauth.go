@@ -1,0 +1,120 @@
+// Package translate turns declarative resources into what the data plane consumes: the
+// extauth server's ExtAuthConfig and Envoy's listeners, routes and clusters. Every
+// function here is pure: resources in, messages and field-path errors out.
+package translate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+)
+
+// DefaultRequestTimeout bounds one Check when Settings name no spec.extauth.requestTimeout.
+const DefaultRequestTimeout = 200 * time.Millisecond
+
+// AuthConfigResult is the translation of one AuthConfig: Config when it is valid, Err
+// (every problem, with field paths) when it is not.
+type AuthConfigResult struct {
+	ID     string
+	Config *extauthv1.ExtAuthConfig
+	Err    error
+}
+
+// ExtAuth translates every AuthConfig of set, resolving secret references against set.
+func ExtAuth(set *apiv1.Set) []AuthConfigResult {
+	timeout, terr := RequestTimeout(set)
+	out := make([]AuthConfigResult, 0, len(set.AuthConfigs))
+	for _, ac := range set.AuthConfigs {
+		cfg, err := authConfig(set, ac, timeout)
+		out = append(out, AuthConfigResult{ID: ac.Metadata.ID(), Config: cfg, Err: errors.Join(err, terr)})
+	}
+	return out
+}
+
+// RequestTimeout is Settings spec.extauth.requestTimeout, or DefaultRequestTimeout.
+func RequestTimeout(set *apiv1.Set) (time.Duration, error) {
+	for _, s := range set.Settings {
+		if s.Spec.Extauth == nil || s.Spec.Extauth.RequestTimeout == "" {
+			continue
+		}
+		d, err := time.ParseDuration(s.Spec.Extauth.RequestTimeout)
+		if err != nil || d <= 0 {
+			return DefaultRequestTimeout, fmt.Errorf("settings %s: spec.extauth.requestTimeout: %q is not a positive duration such as \"1s\"",
+				s.Metadata.ID(), s.Spec.Extauth.RequestTimeout)
+		}
+		return d, nil
+	}
+	return DefaultRequestTimeout, nil
+}
+
+func authConfig(set *apiv1.Set, ac *apiv1.AuthConfig, timeout time.Duration) (*extauthv1.ExtAuthConfig, error) {
+	cfg := &extauthv1.ExtAuthConfig{ConfigId: ac.Metadata.ID(), RequestTimeout: durationpb.New(timeout)}
+	var errs fieldErrors
+	if len(ac.Spec.Configs) == 0 {
+		errs.add("spec.configs", "at least one step is required")
+	}
+	for i, st := range ac.Spec.Configs {
+		path := fmt.Sprintf("spec.configs[%d]", i)
+		switch {
+		case st.PluginAuth != nil && st.OAuth2 != nil:
+			errs.add(path, "holds both pluginAuth and oauth2; a step holds exactly one")
+		case st.PluginAuth != nil:
+			if step := pluginStep(st.PluginAuth, path+".pluginAuth", &errs); step != nil {
+				cfg.Steps = append(cfg.Steps, step)
+			}
+		case st.OAuth2 != nil:
+			if step := oauth2Step(set, ac, st.OAuth2, path+".oauth2", &errs); step != nil {
+				cfg.Steps = append(cfg.Steps, step)
+			}
+		default:
+			errs.add(path, "is empty; set pluginAuth or oauth2")
+		}
+	}
+	if err := errs.err("authconfig " + ac.Metadata.ID()); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func pluginStep(p *apiv1.PluginAuth, path string, errs *fieldErrors) *extauthv1.Step {
+	if p.Name == "" {
+		errs.add(path+".name", "is required")
+		return nil
+	}
+	var conf *structpb.Struct
+	if len(p.Config) > 0 && string(p.Config) != "null" {
+		var m map[string]any
+		if err := json.Unmarshal(p.Config, &m); err != nil {
+			errs.add(path+".config", "must be an object")
+			return nil
+		}
+		s, err := structpb.NewStruct(m)
+		if err != nil {
+			errs.add(path+".config", err.Error())
+			return nil
+		}
+		conf = s
+	}
+	return &extauthv1.Step{Kind: &extauthv1.Step_PluginAuth{PluginAuth: &extauthv1.PluginAuth{
+		Name:               p.Name,
+		PluginFileName:     p.FileName(),
+		ExportedSymbolName: p.SymbolName(),
+		Config:             conf,
+	}}}
+}
+
+func oauth2Step(_ *apiv1.Set, _ *apiv1.AuthConfig, o *apiv1.OAuth2, path string, errs *fieldErrors) *extauthv1.Step {
+	if o.OIDCAuthorizationCode == nil {
+		errs.add(path, "oidcAuthorizationCode is required")
+		return nil
+	}
+	errs.add(path+".oidcAuthorizationCode", "not supported yet")
+	return nil
+}
