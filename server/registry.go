@@ -1,0 +1,190 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+	"google.golang.org/protobuf/proto"
+
+	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
+	"gatehouse.dev/gatehouse/server/chain"
+)
+
+// States of an AuthConfig in the extauth server.
+const (
+	StateAccepted = "Accepted"
+	StateRejected = "Rejected"
+)
+
+// Status is what the extauth server made of one AuthConfig.
+type Status struct {
+	ID    string `json:"id"`
+	State string `json:"state"`
+	// Reason says why the config was rejected.
+	Reason string `json:"reason,omitempty"`
+	// ServingPrevious is true when a rejected config's last good version still serves.
+	ServingPrevious bool `json:"servingPrevious,omitempty"`
+}
+
+// BuildFunc assembles the chain for one config. ctx is cancelled when the chain is
+// replaced or removed, which is how plugin services learn to stop.
+type BuildFunc func(ctx context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error)
+
+// Registry holds the chains being served, by config_id. Lookups are lock-free; Apply
+// builds new chains off to the side and swaps the whole map at once, so in-flight
+// requests finish on the chain they started with.
+type Registry struct {
+	build BuildFunc
+	log   zerolog.Logger
+
+	mu      sync.Mutex // serialises Apply
+	entries map[string]*entry
+	status  map[string]Status
+	// wanted is the last config given for each id, built or not, and translated is
+	// the translation errors given, so Rebuild can retry exactly the latest input.
+	wanted     []*extauthv1.ExtAuthConfig
+	translated map[string]error
+	serving    atomic.Pointer[map[string]*chain.Chain]
+}
+
+type entry struct {
+	cfg    *extauthv1.ExtAuthConfig
+	chain  *chain.Chain
+	cancel context.CancelFunc
+}
+
+// NewRegistry returns an empty Registry that builds chains with build.
+func NewRegistry(build BuildFunc, log zerolog.Logger) *Registry {
+	r := &Registry{build: build, log: log, entries: map[string]*entry{}, status: map[string]Status{}}
+	r.serving.Store(&map[string]*chain.Chain{})
+	return r
+}
+
+// Lookup returns the chain serving config_id id.
+func (r *Registry) Lookup(id string) (*chain.Chain, bool) {
+	c, ok := (*r.serving.Load())[id]
+	return c, ok
+}
+
+// Apply makes cfgs the full set of configs. Configs already serving unchanged are kept
+// as they are. A config that fails to build, or is listed in rejected (translation
+// errors by config_id), is Rejected; its last good version, if any, keeps serving.
+// Configs in neither list are removed. It returns the status of every config.
+func (r *Registry) Apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]error) []Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.apply(cfgs, rejected, func(*extauthv1.ExtAuthConfig) bool { return false })
+}
+
+// apply does Apply; configs that force selects are built again even when unchanged.
+func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]error, force func(*extauthv1.ExtAuthConfig) bool) []Status {
+	next := make(map[string]*entry, len(cfgs))
+	status := make(map[string]Status, len(cfgs)+len(rejected))
+	for id, err := range rejected {
+		if old, ok := r.entries[id]; ok {
+			next[id] = old
+		}
+		status[id] = r.reject(id, err, r.entries[id] != nil)
+	}
+	seen := make(map[string]bool, len(cfgs))
+	for _, cfg := range cfgs {
+		id := cfg.GetConfigId()
+		if rejected[id] != nil {
+			continue
+		}
+		if seen[id] {
+			status[id] = r.reject(id, errors.New("config_id appears twice"), next[id] != nil)
+			continue
+		}
+		seen[id] = true
+		old := r.entries[id]
+		if old != nil && proto.Equal(old.cfg, cfg) && !force(cfg) {
+			next[id] = old
+			status[id] = Status{ID: id, State: StateAccepted}
+			continue
+		}
+		e, err := r.buildEntry(cfg)
+		if err != nil {
+			if old != nil {
+				next[id] = old
+			}
+			status[id] = r.reject(id, err, old != nil)
+			continue
+		}
+		next[id] = e
+		status[id] = Status{ID: id, State: StateAccepted}
+		r.log.Info().Str("config_id", id).Int("steps", len(cfg.GetSteps())).Msg("auth config accepted")
+	}
+
+	chains := make(map[string]*chain.Chain, len(next))
+	for id, e := range next {
+		chains[id] = e.chain
+	}
+	r.serving.Store(&chains)
+	for id, old := range r.entries {
+		if next[id] != old {
+			old.cancel()
+		}
+	}
+	r.entries, r.status = next, status
+	r.wanted, r.translated = cfgs, rejected
+	return r.sortedStatus()
+}
+
+// Rebuild builds again every serving config that selects picks, for instance because a
+// plugin file it uses changed. A failure keeps the old chain serving and is reported.
+func (r *Registry) Rebuild(selects func(*extauthv1.ExtAuthConfig) bool) []Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.apply(r.wanted, r.translated, selects)
+}
+
+func (r *Registry) buildEntry(cfg *extauthv1.ExtAuthConfig) (*entry, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := r.build(ctx, cfg)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &entry{cfg: cfg, chain: c, cancel: cancel}, nil
+}
+
+func (r *Registry) reject(id string, err error, servingPrevious bool) Status {
+	ev := r.log.Error().Str("config_id", id).Err(err)
+	if servingPrevious {
+		ev = ev.Bool("serving_previous", true)
+	}
+	ev.Msg("auth config rejected")
+	return Status{ID: id, State: StateRejected, Reason: err.Error(), ServingPrevious: servingPrevious}
+}
+
+// Statuses returns the status of every known config, sorted by id.
+func (r *Registry) Statuses() []Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sortedStatus()
+}
+
+func (r *Registry) sortedStatus() []Status {
+	out := make([]Status, 0, len(r.status))
+	for _, s := range r.status {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Close stops every chain's services.
+func (r *Registry) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.entries {
+		e.cancel()
+	}
+	r.entries = map[string]*entry{}
+	r.serving.Store(&map[string]*chain.Chain{})
+}
