@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -23,6 +26,8 @@ func exit(code int, err error) error { return &exitError{code: code, err: err} }
 // commands lists the subcommand constructors; each lives in its own file.
 var commands = []func(stdout, stderr io.Writer) *cobra.Command{
 	versionCommand,
+	extauthCommand,
+	devCommand,
 }
 
 // run executes the CLI with args and returns the process exit code.
@@ -41,7 +46,9 @@ func runWith(args []string, stdout, stderr io.Writer) (int, error) {
 		root.AddCommand(c(stdout, stderr))
 	}
 	root.SetArgs(args)
-	err := root.Execute()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := root.ExecuteContext(ctx)
 	var ee *exitError
 	switch {
 	case errors.As(err, &ee):

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/loader"
+	"gatehouse.dev/gatehouse/server"
+	"gatehouse.dev/gatehouse/server/filesource"
+)
+
+// Defaults shared by the server commands.
+const (
+	defaultPluginDir     = "/auth-plugins"
+	defaultExtauthListen = "127.0.0.1:8083"
+	defaultAdminListen   = "127.0.0.1:9091"
+)
+
+type extauthOptions struct {
+	config, pluginDir, listen, admin string
+}
+
+func (o *extauthOptions) bind(cmd *cobra.Command, listenFlag string) {
+	dir := os.Getenv("GATEHOUSE_PLUGIN_DIR")
+	if dir == "" {
+		dir = defaultPluginDir
+	}
+	admin := ""
+	if on, _ := strconv.ParseBool(os.Getenv("START_STATS_SERVER")); on {
+		admin = defaultAdminListen
+	}
+	cmd.Flags().StringVar(&o.pluginDir, "plugin-dir", dir, "folder of plugin .so files (env GATEHOUSE_PLUGIN_DIR)")
+	cmd.Flags().StringVar(&o.listen, listenFlag, defaultExtauthListen, "ext_authz gRPC address")
+	cmd.Flags().StringVar(&o.admin, "admin-listen", admin, "admin HTTP address for /metrics, /logging, /debug/pprof, /auth-configs (on by default at "+defaultAdminListen+" when START_STATS_SERVER=true)")
+}
+
+func extauthCommand(_, stderr io.Writer) *cobra.Command {
+	var o extauthOptions
+	cmd := &cobra.Command{
+		Use:   "extauth --config PATH",
+		Short: "Run the ext_authz gRPC server on AuthConfig and Secret YAML from a file or folder",
+		Long: "Runs the extauth server alone, for people who run plain Envoy. It reads AuthConfig, Secret and\n" +
+			"Settings resources from --config (a multi-document YAML file or a folder of them; other kinds are\n" +
+			"skipped), reloads on change, and keeps serving the last good config when an edit is bad.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.config == "" {
+				return exit(2, errors.New("extauth: --config is required"))
+			}
+			log, err := logging.New(stderr, "extauth")
+			if err != nil {
+				return exit(2, err)
+			}
+			return runExtauth(cmd.Context(), log, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.config, "config", "", "AuthConfig YAML file or folder")
+	o.bind(cmd, "listen")
+	return cmd
+}
+
+func runExtauth(ctx context.Context, log zerolog.Logger, o extauthOptions) error {
+	ex, err := newExtauth(log, o)
+	if err != nil {
+		return err
+	}
+	src := &filesource.Source{Path: o.config, Log: log, Apply: func(set *apiv1.Set) { ex.apply(set) }}
+	if err := src.Load(); err != nil {
+		return fmt.Errorf("extauth: %w", err)
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return src.Watch(ctx) })
+	ex.serve(ctx, g)
+	return g.Wait()
+}
+
+// extauth is a running extauth server's parts.
+type extauth struct {
+	log      zerolog.Logger
+	o        extauthOptions
+	reg      *server.Registry
+	metrics  *server.Metrics
+	gatherer prometheus.Gatherer
+	grpc     *grpc.Server
+	lis      net.Listener
+}
+
+func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
+	lis, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return nil, fmt.Errorf("extauth: %w", err)
+	}
+	promReg := prometheus.NewRegistry()
+	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	b := &server.Builder{Plugins: loader.New(o.pluginDir)}
+	reg := server.NewRegistry(b.Build, log)
+	m := server.NewMetrics(promReg)
+	return &extauth{
+		log: log, o: o, reg: reg, metrics: m, gatherer: promReg, lis: lis,
+		grpc: server.NewGRPCServer(server.NewAuthorizer(reg, log, m)),
+	}, nil
+}
+
+// apply serves the AuthConfigs of set.
+func (e *extauth) apply(set *apiv1.Set) {
+	e.metrics.SetStatus(server.ApplyResources(e.reg, set))
+}
+
+// serve runs the gRPC server (and the admin server if asked) in g until ctx ends.
+func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
+	e.log.Info().Str("listen", e.lis.Addr().String()).Str("plugin_dir", e.o.pluginDir).Msg("extauth serving")
+	g.Go(func() error { return e.grpc.Serve(e.lis) })
+	g.Go(func() error {
+		<-ctx.Done()
+		e.grpc.GracefulStop()
+		e.reg.Close()
+		return nil
+	})
+	if e.o.admin != "" {
+		serveHTTP(ctx, g, e.log, "admin", e.o.admin, server.AdminHandler(e.reg, e.gatherer))
+	}
+}
+
+// serveHTTP runs an HTTP server in g until ctx ends.
+func serveHTTP(ctx context.Context, g *errgroup.Group, log zerolog.Logger, name, addr string, h http.Handler) {
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	g.Go(func() error {
+		log.Info().Str("listen", addr).Msg(name + " serving")
+		if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		return srv.Shutdown(context.Background())
+	})
+}

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/genproto/googleapis/rpc/code"
+	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"gatehouse.dev/gatehouse/pluginapi"
+)
+
+// authorizationRequest copies what steps need out of a CheckRequest. The headers map
+// is Envoy's own (already lower-case), so no copy is made.
+func authorizationRequest(req *authv3.CheckRequest) *pluginapi.AuthorizationRequest {
+	attrs := req.GetAttributes()
+	h := attrs.GetRequest().GetHttp()
+	headers := h.GetHeaders()
+	if len(headers) == 0 && h.GetHeaderMap() != nil {
+		headers = headerMap(h.GetHeaderMap())
+	}
+	if headers == nil {
+		headers = make(map[string]string)
+	}
+	body := h.GetRawBody()
+	if len(body) == 0 && h.GetBody() != "" {
+		body = []byte(h.GetBody())
+	}
+	raw, _ := proto.Marshal(req) // a CheckRequest we just decoded always re-encodes
+	return &pluginapi.AuthorizationRequest{
+		Method:            h.GetMethod(),
+		Path:              h.GetPath(),
+		Host:              h.GetHost(),
+		Scheme:            h.GetScheme(),
+		Protocol:          h.GetProtocol(),
+		Headers:           headers,
+		Body:              body,
+		ContextExtensions: attrs.GetContextExtensions(),
+		Source:            peer(attrs.GetSource()),
+		Destination:       peer(attrs.GetDestination()),
+		RequestID:         h.GetId(),
+		RawCheckRequest:   raw,
+	}
+}
+
+// headerMap flattens Envoy's header_map form (sent when encode_raw_headers is on),
+// joining repeated headers with "," as the headers map form does.
+func headerMap(hm *corev3.HeaderMap) map[string]string {
+	out := make(map[string]string, len(hm.GetHeaders()))
+	for _, hv := range hm.GetHeaders() {
+		v := hv.GetValue()
+		if raw := hv.GetRawValue(); len(raw) > 0 {
+			v = string(raw)
+		}
+		if old, ok := out[hv.GetKey()]; ok {
+			v = old + "," + v
+		}
+		out[hv.GetKey()] = v
+	}
+	return out
+}
+
+func peer(p *authv3.AttributeContext_Peer) pluginapi.Peer {
+	sa := p.GetAddress().GetSocketAddress()
+	var addr string
+	if sa != nil {
+		addr = sa.GetAddress() + ":" + strconv.FormatUint(uint64(sa.GetPortValue()), 10)
+	}
+	return pluginapi.Peer{Address: addr, Principal: p.GetPrincipal()}
+}
+
+var okStatus = &rpcstatus.Status{Code: int32(code.Code_OK)}
+
+// checkResponse turns a step decision into Envoy's answer.
+func checkResponse(r *pluginapi.AuthorizationResponse) *authv3.CheckResponse {
+	if r.Allowed {
+		ok := &authv3.OkHttpResponse{HeadersToRemove: r.RemoveRequestHeaders}
+		ok.Headers = appendHeaders(ok.Headers, r.RequestHeaders, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)
+		ok.Headers = appendHeaders(ok.Headers, r.AppendRequestHeaders, corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD)
+		ok.ResponseHeadersToAdd = appendHeaders(nil, r.ResponseHeaders, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)
+		return &authv3.CheckResponse{Status: okStatus, HttpResponse: &authv3.CheckResponse_OkResponse{OkResponse: ok}}
+	}
+	st := r.StatusCode()
+	return &authv3.CheckResponse{
+		Status: &rpcstatus.Status{Code: int32(rpcCode(st))},
+		HttpResponse: &authv3.CheckResponse_DeniedResponse{DeniedResponse: &authv3.DeniedHttpResponse{
+			Status:  &typev3.HttpStatus{Code: typev3.StatusCode(st)},
+			Headers: appendHeaders(nil, r.ResponseHeaders, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD),
+			Body:    r.Body,
+		}},
+	}
+}
+
+func rpcCode(httpStatus int) code.Code {
+	switch {
+	case httpStatus == http.StatusUnauthorized:
+		return code.Code_UNAUTHENTICATED
+	case httpStatus >= 500:
+		return code.Code_UNAVAILABLE
+	}
+	return code.Code_PERMISSION_DENIED
+}
+
+func appendHeaders(dst []*corev3.HeaderValueOption, hs map[string]string, action corev3.HeaderValueOption_HeaderAppendAction) []*corev3.HeaderValueOption {
+	for k, v := range hs {
+		dst = append(dst, &corev3.HeaderValueOption{
+			Header:       &corev3.HeaderValue{Key: k, Value: v},
+			AppendAction: action,
+		})
+	}
+	return dst
+}

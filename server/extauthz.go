@@ -1,0 +1,79 @@
+// Package server is the Gatehouse extauth server: the Envoy ext_authz gRPC service,
+// the registry of step chains it serves, and how chains are built from config.
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"github.com/rs/zerolog"
+
+	"gatehouse.dev/gatehouse/pluginapi"
+	"gatehouse.dev/gatehouse/server/chain"
+)
+
+// ConfigIDKey is the ext_authz context extension naming the AuthConfig of a route.
+const ConfigIDKey = "config_id"
+
+// Authorizer implements envoy.service.auth.v3.Authorization over a Registry.
+type Authorizer struct {
+	authv3.UnimplementedAuthorizationServer
+	reg     *Registry
+	log     zerolog.Logger
+	metrics *Metrics
+}
+
+// NewAuthorizer returns the ext_authz service for reg. metrics may be nil.
+func NewAuthorizer(reg *Registry, log zerolog.Logger, metrics *Metrics) *Authorizer {
+	return &Authorizer{reg: reg, log: log, metrics: metrics}
+}
+
+// Check looks up the chain named by config_id, runs it and answers Envoy.
+func (a *Authorizer) Check(ctx context.Context, req *authv3.CheckRequest) (*authv3.CheckResponse, error) {
+	ar := authorizationRequest(req)
+	id := ar.ContextExtensions[ConfigIDKey]
+	c, ok := a.reg.Lookup(id)
+	if !ok {
+		a.log.Warn().Str("config_id", id).Str("request_id", ar.RequestID).Msg("no auth config with this config_id is serving; denying")
+		a.metrics.observe(id, outcomeUnknownConfig)
+		return checkResponse(pluginapi.Forbidden()), nil
+	}
+	out := c.Run(ctx, ar)
+	switch {
+	case out.Err != nil:
+		a.logFailure(id, ar.RequestID, out)
+		a.metrics.observe(id, failureOutcome(out.Err))
+	case out.Response.Allowed:
+		a.metrics.observe(id, outcomeAllowed)
+	default:
+		if e := a.log.Debug(); e.Enabled() {
+			e.Str("config_id", id).Str("request_id", ar.RequestID).Str("step", out.Step).
+				Int("status", out.Response.StatusCode()).Msg("denied")
+		}
+		a.metrics.observe(id, outcomeDenied)
+	}
+	return checkResponse(out.Response), nil
+}
+
+func (a *Authorizer) logFailure(id, requestID string, out chain.Outcome) {
+	ev := a.log.Error().Str("config_id", id).Str("request_id", requestID).Str("step", out.Step).Err(out.Err).
+		Int("status", http.StatusInternalServerError)
+	var pe *chain.PanicError
+	if errors.As(out.Err, &pe) {
+		ev = ev.Bytes("stack", pe.Stack)
+	}
+	ev.Msg("step failed; denying")
+}
+
+func failureOutcome(err error) string {
+	var pe *chain.PanicError
+	switch {
+	case errors.As(err, &pe):
+		return outcomePanic
+	case chain.IsDeadline(err):
+		return outcomeDeadline
+	}
+	return outcomeError
+}

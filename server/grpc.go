@@ -1,0 +1,23 @@
+package server
+
+import (
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+)
+
+// NewGRPCServer returns a gRPC server with the ext_authz service, gRPC health checking
+// (reporting SERVING for the whole server and for envoy.service.auth.v3.Authorization)
+// and reflection.
+func NewGRPCServer(a *Authorizer, opts ...grpc.ServerOption) *grpc.Server {
+	s := grpc.NewServer(opts...)
+	authv3.RegisterAuthorizationServer(s, a)
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(authv3.Authorization_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(s, hs)
+	reflection.Register(s)
+	return s
+}
