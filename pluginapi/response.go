@@ -21,6 +21,9 @@ type AuthorizationResponse struct {
 	// ResponseHeaders go to the client: on a deny with the denied response, on an
 	// allow added to the upstream's response.
 	ResponseHeaders map[string]string
+	// ResponseHeaderValues go to the client like ResponseHeaders, but each value is
+	// sent as its own header line, for headers that repeat such as Set-Cookie.
+	ResponseHeaderValues map[string][]string
 }
 
 // Allow lets the request continue.
@@ -58,6 +61,17 @@ func (r *AuthorizationResponse) WithoutRequestHeader(name string) *Authorization
 // WithResponseHeader adds a header to the response the client gets and returns r.
 func (r *AuthorizationResponse) WithResponseHeader(name, value string) *AuthorizationResponse {
 	r.ResponseHeaders = put(r.ResponseHeaders, lower(name), value)
+	return r
+}
+
+// WithAddedResponseHeader adds one more line of a repeatable response header (lower-cased),
+// such as Set-Cookie, and returns r.
+func (r *AuthorizationResponse) WithAddedResponseHeader(name, value string) *AuthorizationResponse {
+	if r.ResponseHeaderValues == nil {
+		r.ResponseHeaderValues = make(map[string][]string, 1)
+	}
+	k := lower(name)
+	r.ResponseHeaderValues[k] = append(r.ResponseHeaderValues[k], value)
 	return r
 }
 

@@ -21,6 +21,8 @@ type PluginSource interface {
 // Builder assembles chains from ExtAuthConfigs.
 type Builder struct {
 	Plugins PluginSource
+	// OIDC holds the logger and HTTP client of built-in OIDC steps.
+	OIDC oidc.Options
 }
 
 // Build is a BuildFunc. Errors name the step by its AuthConfig field path.
@@ -45,7 +47,7 @@ func (b *Builder) step(ctx context.Context, st *extauthv1.Step) (chain.Step, err
 		}
 		return s, nil
 	case *extauthv1.Step_OidcAuthorizationCode:
-		s, err := oidc.New(ctx, k.OidcAuthorizationCode)
+		s, err := oidc.New(ctx, k.OidcAuthorizationCode, b.OIDC)
 		if err != nil {
 			return nil, fmt.Errorf(".oauth2.oidcAuthorizationCode: %w", err)
 		}
