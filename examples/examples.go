@@ -4,8 +4,11 @@ package examples
 
 import (
 	"embed"
+	"fmt"
 	"io/fs"
+	"net"
 	"path"
+	"strconv"
 
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 )
@@ -31,4 +34,33 @@ func Default() (*apiv1.Set, error) {
 		}
 	}
 	return set, nil
+}
+
+// EchoUpstream is the id of the example Upstream that stands for the built-in echo
+// service.
+const EchoUpstream = "gatehouse-system.echo"
+
+// PointEchoAt makes the example echo Upstream reach the echo service at addr
+// ("host:port"), so the examples work whichever port `gatehouse dev` gives it.
+func PointEchoAt(set *apiv1.Set, addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, portStr, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return fmt.Errorf("port %q: %w", portStr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	for _, u := range set.Upstreams {
+		if u.Metadata.ID() == EchoUpstream && u.Spec.Static != nil {
+			u.Spec.Static.Hosts = []apiv1.Host{{Addr: host, Port: port}}
+		}
+	}
+	return nil
 }

@@ -76,6 +76,9 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 		if err != nil {
 			return fmt.Errorf("dev: embedded examples: %w", err)
 		}
+		if err := examples.PointEchoAt(set, o.echo); err != nil {
+			return fmt.Errorf("dev: --echo-listen: %w", err)
+		}
 		apply(set)
 	} else {
 		src := &filesource.Source{Path: o.resources, Log: log, Apply: apply}

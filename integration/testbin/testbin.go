@@ -1,0 +1,188 @@
+// Package testbin builds and runs the real gatehouse binary and real plugins for
+// end-to-end tests: same toolchain, same flags as `make build` and `make plugins`.
+package testbin
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Root is the repository root (the folder holding go.mod).
+func Root(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("testbin: go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Gatehouse builds the gatehouse binary once per test process and returns its path.
+func Gatehouse(t testing.TB) string {
+	t.Helper()
+	root := Root(t)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gatehouse-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "gatehouse")
+		buildErr = goBuild(root, "-o", binPath, "./cmd/gatehouse")
+	})
+	if buildErr != nil {
+		t.Fatalf("testbin: build gatehouse: %v", buildErr)
+	}
+	return binPath
+}
+
+// Plugin builds the plugin package pkg (a path relative to the repository root, such
+// as "./plugins/required_header") into dir/name.
+func Plugin(t testing.TB, pkg, dir, name string) string {
+	t.Helper()
+	out := filepath.Join(dir, name)
+	if err := goBuild(Root(t), "-buildmode=plugin", "-o", out, pkg); err != nil {
+		t.Fatalf("testbin: build plugin %s: %v", pkg, err)
+	}
+	return out
+}
+
+func goBuild(root string, args ...string) error {
+	cmd := exec.Command("go", append([]string{"build"}, args...)...)
+	cmd.Dir = root
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, out)
+	}
+	return nil
+}
+
+// FreeAddr returns a 127.0.0.1 address with a port that was free a moment ago.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// Process is a running command whose output is kept for the test log.
+type Process struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process has exited
+	mu   sync.Mutex
+	out bytes.Buffer
+}
+
+// Write collects the process's output.
+func (p *Process) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.Write(b)
+}
+
+// Output is what the process printed so far.
+func (p *Process) Output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// Start runs bin with args and env (added to this process's environment). The process
+// is stopped with SIGTERM (SIGKILL after 5 s) when the test ends, and its output is
+// logged if the test failed.
+func Start(t testing.TB, env []string, bin string, args ...string) *Process {
+	t.Helper()
+	p := &Process{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("testbin: start %s: %v", bin, err)
+	}
+	done := p.done
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", filepath.Base(bin), p.Output())
+		}
+	})
+	return p
+}
+
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitTCP waits until addr accepts connections, failing the test after timeout.
+func WaitTCP(t testing.TB, p *Process, addr string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if p != nil && p.Exited() {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out := ""
+	if p != nil {
+		out = p.Output()
+	}
+	t.Fatalf("testbin: %s not accepting connections after %s\n%s", addr, timeout, out)
+}
+
+// Eventually retries check every 50ms until it returns nil or timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = check(); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("not reached within %s: %v", timeout, err)
+}
