@@ -96,7 +96,7 @@ type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
 	mu   sync.Mutex
-	out bytes.Buffer
+	out  bytes.Buffer
 }
 
 // Write collects the process's output.
