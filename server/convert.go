@@ -82,6 +82,7 @@ func checkResponse(r *pluginapi.AuthorizationResponse) *authv3.CheckResponse {
 		ok.Headers = appendHeaders(ok.Headers, r.RequestHeaders, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)
 		ok.Headers = appendHeaders(ok.Headers, r.AppendRequestHeaders, corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD)
 		ok.ResponseHeadersToAdd = appendHeaders(nil, r.ResponseHeaders, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)
+		ok.ResponseHeadersToAdd = appendHeaderValues(ok.ResponseHeadersToAdd, r.ResponseHeaderValues)
 		return &authv3.CheckResponse{Status: okStatus, HttpResponse: &authv3.CheckResponse_OkResponse{OkResponse: ok}}
 	}
 	st := r.StatusCode()
@@ -89,7 +90,7 @@ func checkResponse(r *pluginapi.AuthorizationResponse) *authv3.CheckResponse {
 		Status: &rpcstatus.Status{Code: int32(rpcCode(st))},
 		HttpResponse: &authv3.CheckResponse_DeniedResponse{DeniedResponse: &authv3.DeniedHttpResponse{
 			Status:  &typev3.HttpStatus{Code: typev3.StatusCode(st)},
-			Headers: appendHeaders(nil, r.ResponseHeaders, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD),
+			Headers: appendHeaderValues(appendHeaders(nil, r.ResponseHeaders, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD), r.ResponseHeaderValues),
 			Body:    r.Body,
 		}},
 	}
@@ -111,6 +112,19 @@ func appendHeaders(dst []*corev3.HeaderValueOption, hs map[string]string, action
 			Header:       &corev3.HeaderValue{Key: k, Value: v},
 			AppendAction: action,
 		})
+	}
+	return dst
+}
+
+// appendHeaderValues adds one header line per value (repeatable headers such as Set-Cookie).
+func appendHeaderValues(dst []*corev3.HeaderValueOption, hs map[string][]string) []*corev3.HeaderValueOption {
+	for k, vs := range hs {
+		for _, v := range vs {
+			dst = append(dst, &corev3.HeaderValueOption{
+				Header:       &corev3.HeaderValue{Key: k, Value: v},
+				AppendAction: corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD,
+			})
+		}
 	}
 	return dst
 }

@@ -109,12 +109,3 @@ func pluginStep(p *apiv1.PluginAuth, path string, errs *fieldErrors) *extauthv1.
 		Config:             conf,
 	}}}
 }
-
-func oauth2Step(_ *apiv1.Set, _ *apiv1.AuthConfig, o *apiv1.OAuth2, path string, errs *fieldErrors) *extauthv1.Step {
-	if o.OIDCAuthorizationCode == nil {
-		errs.add(path, "oidcAuthorizationCode is required")
-		return nil
-	}
-	errs.add(path+".oidcAuthorizationCode", "not supported yet")
-	return nil
-}
