@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
+	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/internal/logging"
 	"gatehouse.dev/gatehouse/loader"
@@ -122,6 +124,18 @@ func (e *extauth) apply(set *apiv1.Set) {
 	e.metrics.SetStatus(server.ApplyResources(e.reg, set))
 }
 
+// pluginsChanged rebuilds the chains that use any of files (plugin file names).
+func (e *extauth) pluginsChanged(files []string) {
+	e.metrics.SetStatus(e.reg.Rebuild(func(cfg *extauthv1.ExtAuthConfig) bool {
+		for _, st := range cfg.GetSteps() {
+			if p := st.GetPluginAuth(); p != nil && slices.Contains(files, p.GetPluginFileName()) {
+				return true
+			}
+		}
+		return false
+	}))
+}
+
 // serve runs the gRPC server (and the admin server if asked) in g until ctx ends.
 func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 	e.log.Info().Str("listen", e.lis.Addr().String()).Str("plugin_dir", e.o.pluginDir).Msg("extauth serving")
@@ -130,6 +144,14 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 		<-ctx.Done()
 		e.grpc.GracefulStop()
 		e.reg.Close()
+		return nil
+	})
+	w := &loader.Watcher{Dir: e.o.pluginDir, Log: e.log, Changed: e.pluginsChanged}
+	w.Snapshot()
+	g.Go(func() error {
+		if err := w.Run(ctx); err != nil {
+			e.log.Error().Err(err).Msg("plugin files will not be reloaded without a restart")
+		}
 		return nil
 	})
 	if e.o.admin != "" {

@@ -56,12 +56,18 @@ func startExtauth(t *testing.T, config string) *extauthProc {
 	addr := testbin.FreeAddr(t)
 	p := testbin.Start(t, []string{"LOG_LEVEL=debug"}, bin, "extauth", "--config", cfgPath, "--plugin-dir", dir, "--listen", addr)
 	testbin.WaitTCP(t, p, addr, 10*time.Second)
+	return &extauthProc{proc: p, client: dial(t, addr), config: cfgPath}
+}
+
+// dial returns an ext_authz client for addr, closed when the test ends.
+func dial(t *testing.T, addr string) authv3.AuthorizationClient {
+	t.Helper()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &extauthProc{proc: p, client: authv3.NewAuthorizationClient(conn), config: cfgPath}
+	return authv3.NewAuthorizationClient(conn)
 }
 
 func writeFile(t *testing.T, path, content string) {

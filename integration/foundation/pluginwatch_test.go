@@ -1,0 +1,87 @@
+package foundation_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
+)
+
+const lateConfig = `
+apiVersion: enterprise.gateway.gatehouse.dev/v1
+kind: AuthConfig
+metadata: {name: late, namespace: default}
+spec:
+  configs:
+    - pluginAuth:
+        name: late
+        exportedSymbolName: Plugin
+        config: {RequiredHeader: x-required, AllowedValues: [alpha]}
+---
+apiVersion: enterprise.gateway.gatehouse.dev/v1
+kind: AuthConfig
+metadata: {name: present, namespace: default}
+spec:
+  configs:
+    - pluginAuth:
+        name: required_header
+        exportedSymbolName: Plugin
+        config: {RequiredHeader: x-required, AllowedValues: [alpha]}
+`
+
+// TestExtauthServesPluginThatAppearsLater: an AuthConfig whose plugin file is not there
+// yet is rejected (and denies) while the others serve; when an init container (here, a
+// copy and rename) delivers the file, the config is built and served without restart.
+func TestExtauthServesPluginThatAppearsLater(t *testing.T) {
+	built := plugins(t)
+	dir := t.TempDir()
+	copyFile(t, filepath.Join(built, "required_header.so"), filepath.Join(dir, "required_header.so"))
+
+	bin := testbin.Gatehouse(t)
+	cfg := filepath.Join(t.TempDir(), "authconfigs.yaml")
+	writeFile(t, cfg, lateConfig)
+	addr := testbin.FreeAddr(t)
+	p := testbin.Start(t, nil, bin, "extauth", "--config", cfg, "--plugin-dir", dir, "--listen", addr)
+	testbin.WaitTCP(t, p, addr, 10*time.Second)
+	ex := &extauthProc{proc: p, client: dial(t, addr), config: cfg}
+
+	alpha := map[string]string{"x-required": "alpha"}
+	if got := verdictOf(ex.check(t, "default.late", alpha)); !cmp.Equal(got, forbidden) {
+		t.Fatalf("late before its file exists: %+v, want 403", got)
+	}
+	if got := verdictOf(ex.check(t, "default.present", alpha)); !cmp.Equal(got, allowedWithMatch) {
+		t.Fatalf("present: %+v, want allowed", got)
+	}
+	if out := p.Output(); !strings.Contains(out, "late.so") || !strings.Contains(out, "auth config rejected") {
+		t.Errorf("the missing file is not reported at ERROR:\n%s", out)
+	}
+
+	tmp := filepath.Join(dir, ".late.so.tmp")
+	copyFile(t, filepath.Join(built, "required_header.so"), tmp)
+	if err := os.Rename(tmp, filepath.Join(dir, "late.so")); err != nil {
+		t.Fatal(err)
+	}
+	testbin.Eventually(t, 10*time.Second, func() error {
+		if got := verdictOf(ex.check(t, "default.late", alpha)); !cmp.Equal(got, allowedWithMatch) {
+			return fmt.Errorf("late after its file arrived: %+v", got)
+		}
+		return nil
+	})
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
