@@ -29,6 +29,9 @@ type Step interface {
 // Past it, a chain denies at once instead of starting more of them.
 const MaxAbandoned = 1024
 
+// maxAbandoned is MaxAbandoned, variable so tests can reach the bound cheaply.
+var maxAbandoned int64 = MaxAbandoned
+
 // abandoned counts step calls that passed their deadline and have not returned yet.
 var abandoned atomic.Int64
 
@@ -86,8 +89,8 @@ type result struct {
 // The step runs on its own goroutine so one that ignores its context cannot hold the
 // request past the deadline.
 func call(ctx context.Context, s Step, req *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
-	if abandoned.Load() >= MaxAbandoned {
-		return nil, fmt.Errorf("%s: not called: %d earlier calls ignored their deadline and still run", s.Name(), MaxAbandoned)
+	if n := abandoned.Load(); n >= maxAbandoned {
+		return nil, fmt.Errorf("%s: not called: %d earlier calls ignored their deadline and still run", s.Name(), n)
 	}
 	done := make(chan result, 1)
 	go func() {

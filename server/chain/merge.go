@@ -1,6 +1,10 @@
 package chain
 
-import "gatehouse.dev/gatehouse/pluginapi"
+import (
+	"strings"
+
+	"gatehouse.dev/gatehouse/pluginapi"
+)
 
 // merger accumulates the header changes of the allowing steps into one response, in
 // the order the steps made them.
@@ -9,41 +13,63 @@ type merger struct {
 	removed                    []string
 }
 
-// apply records resp and makes its header changes visible to the next step.
+// apply records resp and makes its header changes visible to the next step. Names
+// are lower-cased, as req.Headers' keys are, whatever case the plugin used.
 func (m *merger) apply(req *pluginapi.AuthorizationRequest, resp *pluginapi.AuthorizationResponse) {
 	if req.Headers == nil && (len(resp.RequestHeaders) > 0 || len(resp.AppendRequestHeaders) > 0) {
 		req.Headers = make(map[string]string)
 	}
 	for _, k := range resp.RemoveRequestHeaders {
+		k = strings.ToLower(k)
 		delete(req.Headers, k)
 		delete(m.set, k)
 		delete(m.appended, k)
-		m.removed = append(m.removed, k)
+		if !m.isRemoved(k) {
+			m.removed = append(m.removed, k)
+		}
 	}
 	for k, v := range resp.RequestHeaders {
+		k = strings.ToLower(k)
 		req.Headers[k] = v
 		m.set = put(m.set, k, v)
 		delete(m.appended, k)
 		m.unremove(k)
 	}
 	for k, v := range resp.AppendRequestHeaders {
+		k = strings.ToLower(k)
 		if old, ok := req.Headers[k]; ok && old != "" {
 			req.Headers[k] = old + "," + v
 		} else {
 			req.Headers[k] = v
 		}
-		if old, ok := m.set[k]; ok {
+		switch old, ok := m.set[k]; {
+		case ok:
 			m.set[k] = old + "," + v
-		} else if old, ok := m.appended[k]; ok {
-			m.appended[k] = old + "," + v
-		} else {
-			m.appended = put(m.appended, k, v)
+		case m.isRemoved(k):
+			// The upstream must not get the original value back: after a remove, an
+			// append is a set.
+			m.set = put(m.set, k, v)
+			m.unremove(k)
+		default:
+			if old, ok := m.appended[k]; ok {
+				m.appended[k] = old + "," + v
+			} else {
+				m.appended = put(m.appended, k, v)
+			}
 		}
-		m.unremove(k)
 	}
 	for k, v := range resp.ResponseHeaders {
-		m.respHeaders = put(m.respHeaders, k, v)
+		m.respHeaders = put(m.respHeaders, strings.ToLower(k), v)
 	}
+}
+
+func (m *merger) isRemoved(k string) bool {
+	for _, r := range m.removed {
+		if r == k {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *merger) unremove(k string) {
