@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genproto/googleapis/rpc/code"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
 )
@@ -22,7 +23,7 @@ spec:
     - pluginAuth:
         name: late
         exportedSymbolName: Plugin
-        config: {RequiredHeader: x-required, AllowedValues: [alpha]}
+        config: {Header: x-late, Value: arrived}
 ---
 apiVersion: enterprise.gateway.gatehouse.dev/v1
 kind: AuthConfig
@@ -63,12 +64,15 @@ func TestExtauthServesPluginThatAppearsLater(t *testing.T) {
 	}
 
 	tmp := filepath.Join(dir, ".late.so.tmp")
-	copyFile(t, filepath.Join(built, "required_header.so"), tmp)
+	// A different plugin than the one already loaded: Go refuses a second copy of a
+	// loaded plugin under another name.
+	copyFile(t, filepath.Join(built, "stamp.so"), tmp)
 	if err := os.Rename(tmp, filepath.Join(dir, "late.so")); err != nil {
 		t.Fatal(err)
 	}
 	testbin.Eventually(t, 10*time.Second, func() error {
-		if got := verdictOf(ex.check(t, "default.late", alpha)); !cmp.Equal(got, allowedWithMatch) {
+		want := verdict{RPC: code.Code_OK, Headers: map[string]string{"x-late": "arrived"}}
+		if got := verdictOf(ex.check(t, "default.late", alpha)); !cmp.Equal(got, want) {
 			return fmt.Errorf("late after its file arrived: %+v", got)
 		}
 		return nil
