@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,8 @@ type oidcEnv struct {
 	fronts   []*harness.Front
 	logs     *syncLog
 	cfg      *extauthv1.OidcAuthorizationCode
+	// skew moves the steps' clock forward (expired-state tests).
+	skew atomic.Int64
 }
 
 type envOptions struct {
@@ -94,7 +97,10 @@ func (e *oidcEnv) newStep(t *testing.T) chain.Step {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	step, err := oidc.New(ctx, e.cfg, oidc.Options{Log: zerolog.New(e.logs)})
+	step, err := oidc.New(ctx, e.cfg, oidc.Options{
+		Log: zerolog.New(e.logs).Level(zerolog.DebugLevel),
+		Now: func() time.Time { return time.Now().Add(time.Duration(e.skew.Load())) },
+	})
 	if err != nil {
 		t.Fatalf("oidc.New: %v", err)
 	}

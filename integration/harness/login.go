@@ -140,3 +140,27 @@ func MustStatus(t testing.TB, resp *http.Response, body string, want int) {
 		t.Fatalf("%s %s: status %d, want %d\n%s", resp.Request.Method, resp.Request.URL, resp.StatusCode, want, fmt.Sprint(body))
 	}
 }
+
+// ProviderAbort plays a user who cancels at the provider's login page: it follows
+// authURL to the dev login page, takes its cancel link, and returns the redirect that
+// leaves the provider (the callback with error=access_denied).
+func (b *Browser) ProviderAbort(t testing.TB, issuer, authURL string) string {
+	t.Helper()
+	next := authURL
+	for hop := 0; hop < 20; hop++ {
+		if !strings.HasPrefix(next, issuer+"/") {
+			return next
+		}
+		resp, body := b.Get(t, next)
+		switch {
+		case resp.StatusCode >= 300 && resp.StatusCode < 400:
+			next = Location(t, resp)
+		case resp.StatusCode == http.StatusOK && strings.Contains(body, `/abort"`):
+			next = strings.TrimSuffix(resp.Request.URL.String(), "/") + "/abort"
+		default:
+			t.Fatalf("provider answered %s with %d: %s", next, resp.StatusCode, body)
+		}
+	}
+	t.Fatalf("provider abort did not leave the provider after 20 hops")
+	return ""
+}
