@@ -52,7 +52,7 @@ func (o *extauthOptions) bind(cmd *cobra.Command, listenFlag string) {
 	cmd.Flags().StringVar(&o.admin, "admin-listen", admin, "admin HTTP address for /metrics, /logging, /debug/pprof, /auth-configs (on by default at "+defaultAdminListen+" when START_STATS_SERVER=true)")
 }
 
-func extauthCommand(_, stderr io.Writer) *cobra.Command {
+func extauthCommand(stdout, stderr io.Writer) *cobra.Command {
 	var o extauthOptions
 	cmd := &cobra.Command{
 		Use:   "extauth --config PATH",
@@ -74,6 +74,7 @@ func extauthCommand(_, stderr io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.config, "config", "", "AuthConfig YAML file or folder")
 	o.bind(cmd, "listen")
+	cmd.AddCommand(statusCommand(stdout, stderr))
 	return cmd
 }
 

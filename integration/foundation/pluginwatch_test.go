@@ -1,8 +1,10 @@
 package foundation_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,9 +49,10 @@ func TestExtauthServesPluginThatAppearsLater(t *testing.T) {
 	bin := testbin.Gatehouse(t)
 	cfg := filepath.Join(t.TempDir(), "authconfigs.yaml")
 	writeFile(t, cfg, lateConfig)
-	addr := testbin.FreeAddr(t)
-	p := testbin.Start(t, nil, bin, "extauth", "--config", cfg, "--plugin-dir", dir, "--listen", addr)
+	addr, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
+	p := testbin.Start(t, nil, bin, "extauth", "--config", cfg, "--plugin-dir", dir, "--listen", addr, "--admin-listen", admin)
 	testbin.WaitTCP(t, p, addr, 10*time.Second)
+	testbin.WaitTCP(t, p, admin, 10*time.Second)
 	ex := &extauthProc{proc: p, client: dial(t, addr), config: cfg}
 
 	alpha := map[string]string{"x-required": "alpha"}
@@ -61,6 +64,11 @@ func TestExtauthServesPluginThatAppearsLater(t *testing.T) {
 	}
 	if out := p.Output(); !strings.Contains(out, "late.so") || !strings.Contains(out, "auth config rejected") {
 		t.Errorf("the missing file is not reported at ERROR:\n%s", out)
+	}
+
+	out, code := runStatus(t, bin, admin)
+	if code != 1 || !strings.Contains(out, "default.late") || !strings.Contains(out, "Rejected") || !strings.Contains(out, "no such plugin file") {
+		t.Errorf("status before delivery: exit %d\n%s\nwant exit 1 naming default.late as Rejected with the reason", code, out)
 	}
 
 	tmp := filepath.Join(dir, ".late.so.tmp")
@@ -77,6 +85,23 @@ func TestExtauthServesPluginThatAppearsLater(t *testing.T) {
 		}
 		return nil
 	})
+	if out, code := runStatus(t, bin, admin); code != 0 || strings.Contains(out, "Rejected") {
+		t.Errorf("status after delivery: exit %d\n%s\nwant exit 0, all Accepted", code, out)
+	}
+}
+
+// runStatus runs `gatehouse extauth status` and returns its output and exit code.
+func runStatus(t *testing.T, bin, admin string) (string, int) {
+	t.Helper()
+	out, err := exec.Command(bin, "extauth", "status", "--admin-address", admin).CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return string(out), ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return string(out), 0
 }
 
 func copyFile(t *testing.T, from, to string) {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"gatehouse.dev/gatehouse/server"
+)
+
+func statusCommand(stdout, _ io.Writer) *cobra.Command {
+	var admin string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the status of every AuthConfig a running extauth server knows (exit 1 if any is rejected)",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			statuses, err := fetchStatuses(admin)
+			if err != nil {
+				return exit(2, err)
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "AUTHCONFIG\tSTATE\tSERVING\tREASON")
+			rejected := 0
+			for _, s := range statuses {
+				serving := "yes"
+				if s.State == server.StateRejected {
+					rejected++
+					serving = "no"
+					if s.ServingPrevious {
+						serving = "previous version"
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.State, serving, s.Reason)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if rejected > 0 {
+				return exit(1, fmt.Errorf("%d of %d auth configs rejected", rejected, len(statuses)))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&admin, "admin-address", defaultAdminListen, "the extauth admin address (START_STATS_SERVER=true or --admin-listen)")
+	return cmd
+}
+
+func fetchStatuses(admin string) ([]server.Status, error) {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + admin + "/auth-configs")
+	if err != nil {
+		return nil, fmt.Errorf("status: is the extauth admin server on %s? %w", admin, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("status: %s/auth-configs answered %s", admin, resp.Status)
+	}
+	var out []server.Status
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return nil, fmt.Errorf("status: decoding the answer: %w", err)
+	}
+	return out, nil
+}
