@@ -98,10 +98,19 @@ func (s *Set) Add(data []byte, source string) error {
 			break
 		}
 		if err := s.addNode(&node); err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", source, node.Line, err))
+			errs = append(errs, fmt.Errorf("%s:%d: %w", source, contentLine(&node), err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// contentLine is the line a document's content starts on. The document node's own
+// line is the "---" before it for every document but the first.
+func contentLine(doc *yaml.Node) int {
+	if len(doc.Content) > 0 {
+		return doc.Content[0].Line
+	}
+	return doc.Line
 }
 
 func (s *Set) addNode(node *yaml.Node) error {

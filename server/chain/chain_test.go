@@ -336,8 +336,10 @@ func TestFailuresDenyWith500(t *testing.T) {
 		check   func(t *testing.T, err error)
 	}{
 		{
-			name:    "error",
-			fn:      func(context.Context, *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) { return nil, cause },
+			name: "error",
+			fn: func(context.Context, *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
+				return nil, cause
+			},
 			wantMsg: "step/bad: redis down",
 			check: func(t *testing.T, err error) {
 				if !errors.Is(err, cause) {
@@ -374,8 +376,10 @@ func TestFailuresDenyWith500(t *testing.T) {
 			},
 		},
 		{
-			name:    "nil response",
-			fn:      func(context.Context, *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) { return nil, nil },
+			name: "nil response",
+			fn: func(context.Context, *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
+				return nil, nil
+			},
 			wantMsg: "step/bad: returned neither a response nor an error",
 		},
 	}
@@ -479,12 +483,16 @@ func TestDeadlines(t *testing.T) {
 		{
 			name:    "parent deadline shorter than the chain timeout",
 			timeout: time.Hour,
-			parent:  func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 20*time.Millisecond) },
+			parent: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 20*time.Millisecond)
+			},
 			wantErr: context.DeadlineExceeded,
 		},
 		{
-			name:    "parent deadline and no chain timeout",
-			parent:  func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 20*time.Millisecond) },
+			name: "parent deadline and no chain timeout",
+			parent: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 20*time.Millisecond)
+			},
 			wantErr: context.DeadlineExceeded,
 		},
 		{
