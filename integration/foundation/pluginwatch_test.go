@@ -66,9 +66,9 @@ func TestExtauthServesPluginThatAppearsLater(t *testing.T) {
 		t.Errorf("the missing file is not reported at ERROR:\n%s", out)
 	}
 
-	out, code := runStatus(t, bin, admin)
-	if code != 1 || !strings.Contains(out, "default.late") || !strings.Contains(out, "Rejected") || !strings.Contains(out, "no such plugin file") {
-		t.Errorf("status before delivery: exit %d\n%s\nwant exit 1 naming default.late as Rejected with the reason", code, out)
+	out, exitCode := runStatus(t, bin, admin)
+	if exitCode != 1 || !strings.Contains(out, "default.late") || !strings.Contains(out, "Rejected") || !strings.Contains(out, "no such plugin file") {
+		t.Errorf("status before delivery: exit %d\n%s\nwant exit 1 naming default.late as Rejected with the reason", exitCode, out)
 	}
 
 	tmp := filepath.Join(dir, ".late.so.tmp")
@@ -85,8 +85,8 @@ func TestExtauthServesPluginThatAppearsLater(t *testing.T) {
 		}
 		return nil
 	})
-	if out, code := runStatus(t, bin, admin); code != 0 || strings.Contains(out, "Rejected") {
-		t.Errorf("status after delivery: exit %d\n%s\nwant exit 0, all Accepted", code, out)
+	if out, exitCode := runStatus(t, bin, admin); exitCode != 0 || strings.Contains(out, "Rejected") {
+		t.Errorf("status after delivery: exit %d\n%s\nwant exit 0, all Accepted", exitCode, out)
 	}
 }
 
