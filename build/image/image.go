@@ -133,6 +133,11 @@ func writeLayout(dir string, index v1.ImageIndex) error {
 	if _, err := layout.Write(tmp, index); err != nil {
 		return fmt.Errorf("build/image: writing layout: %w", err)
 	}
+	// os.Rename refuses to replace a directory; checkEmpty allowed only an empty one,
+	// and os.Remove removes nothing else.
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("build/image: %w", err)
+	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return fmt.Errorf("build/image: %w", err)
 	}
