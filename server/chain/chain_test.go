@@ -283,6 +283,16 @@ func TestMergedAllow(t *testing.T) {
 			wantHeaders: map[string]string{"x-user": "alice"},
 		},
 		{
+			// Regression: repeated response headers (Set-Cookie) of allowing steps were
+			// dropped from the merged allow.
+			name: "repeated response headers of every step are kept",
+			responses: []*pluginapi.AuthorizationResponse{
+				{Allowed: true, ResponseHeaderValues: map[string][]string{"Set-Cookie": {"a=1", "b=2"}}},
+				{Allowed: true, ResponseHeaderValues: map[string][]string{"set-cookie": {"c=3"}}},
+			},
+			want: &pluginapi.AuthorizationResponse{Allowed: true, ResponseHeaderValues: map[string][]string{"set-cookie": {"a=1", "b=2", "c=3"}}},
+		},
+		{
 			name: "response headers: the later step wins",
 			responses: []*pluginapi.AuthorizationResponse{
 				pluginapi.Allow().WithResponseHeader("x-served-by", "one").WithResponseHeader("x-one", "1"),

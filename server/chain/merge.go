@@ -10,6 +10,7 @@ import (
 // the order the steps made them.
 type merger struct {
 	set, appended, respHeaders map[string]string
+	respValues                 map[string][]string
 	removed                    []string
 }
 
@@ -61,6 +62,13 @@ func (m *merger) apply(req *pluginapi.AuthorizationRequest, resp *pluginapi.Auth
 	for k, v := range resp.ResponseHeaders {
 		m.respHeaders = put(m.respHeaders, strings.ToLower(k), v)
 	}
+	for k, vs := range resp.ResponseHeaderValues {
+		if m.respValues == nil {
+			m.respValues = make(map[string][]string, len(resp.ResponseHeaderValues))
+		}
+		k = strings.ToLower(k)
+		m.respValues[k] = append(m.respValues[k], vs...)
+	}
 }
 
 func (m *merger) isRemoved(k string) bool {
@@ -88,6 +96,7 @@ func (m *merger) response() *pluginapi.AuthorizationResponse {
 		AppendRequestHeaders: m.appended,
 		RemoveRequestHeaders: m.removed,
 		ResponseHeaders:      m.respHeaders,
+		ResponseHeaderValues: m.respValues,
 	}
 }
 
