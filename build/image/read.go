@@ -62,7 +62,8 @@ func Read(layoutDir string) (*Info, error) {
 }
 
 // Extract unpacks the filesystem of the layout's single image into dest, as a container
-// runtime would: directories and regular files only, with their modes.
+// runtime would: directories and regular files only, with their modes. Files that already
+// exist in dest are not overwritten: extracting onto them is an error.
 func Extract(layoutDir, dest string) error {
 	img, _, err := single(layoutDir)
 	if err != nil {

@@ -99,7 +99,10 @@ func checkDestination(dir string) error {
 		return fmt.Errorf("copier: %s: not writable: %w", dir, err)
 	}
 	probe.Close()
-	return os.Remove(probe.Name())
+	if err := os.Remove(probe.Name()); err != nil {
+		return fmt.Errorf("copier: %s: %w", dir, err)
+	}
+	return nil
 }
 
 // copyFile writes src to dst through a temporary file in dst's directory and returns the
