@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strings"
 	"time"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -47,6 +48,10 @@ func ToEnvoy(set *apiv1.Set) *Envoy {
 	clusters := map[string]bool{}
 	for _, u := range set.Upstreams {
 		c, err := cluster(u)
+		if err == nil && clusters[c.GetName()] {
+			// Envoy refuses a cluster list with a name twice; the first one serves.
+			err = fmt.Errorf("upstream %s: defined twice; the first definition is served", u.Metadata.ID())
+		}
 		if err != nil {
 			out.Rejected["Upstream "+u.Metadata.ID()] = err
 			continue
@@ -58,16 +63,47 @@ func ToEnvoy(set *apiv1.Set) *Envoy {
 	for _, ac := range set.AuthConfigs {
 		authConfigs[ac.Metadata.ID()] = true
 	}
+	// Envoy refuses the whole route configuration when two virtual hosts share a name
+	// or a domain, so a VirtualService that clashes with an earlier one is left out.
+	hosts, domains := map[string]bool{}, map[string]string{}
 	for _, vs := range set.VirtualServices {
 		vh, err := virtualHost(vs, clusters, authConfigs)
+		if err == nil {
+			err = clash(vs, vh, hosts, domains)
+		}
 		if err != nil {
 			out.Rejected["VirtualService "+vs.Metadata.ID()] = err
 			continue
+		}
+		hosts[vh.GetName()] = true
+		for _, d := range vh.GetDomains() {
+			domains[strings.ToLower(d)] = vh.GetName()
 		}
 		out.Routes.VirtualHosts = append(out.Routes.VirtualHosts, vh)
 	}
 	sort.Slice(out.Clusters, func(i, j int) bool { return out.Clusters[i].GetName() < out.Clusters[j].GetName() })
 	return out
+}
+
+// clash reports vh's name or domains already taken by an earlier virtual host, or a
+// domain listed twice in vh.
+func clash(vs *apiv1.VirtualService, vh *routev3.VirtualHost, hosts map[string]bool, domains map[string]string) error {
+	var errs fieldErrors
+	if hosts[vh.GetName()] {
+		errs.add("metadata.name", "defined twice; the first definition is served")
+	}
+	own := map[string]bool{}
+	for i, d := range vh.GetDomains() {
+		d = strings.ToLower(d)
+		switch path := fmt.Sprintf("spec.virtualHost.domains[%d]", i); {
+		case domains[d] != "":
+			errs.addf(path, "%q is already served by virtualservice %s", d, domains[d])
+		case own[d]:
+			errs.addf(path, "%q is listed twice", d)
+		}
+		own[d] = true
+	}
+	return errs.err("virtualservice " + vs.Metadata.ID())
 }
 
 // ClusterName is the Envoy cluster of the Upstream with id "<namespace>.<name>".
@@ -82,6 +118,10 @@ func cluster(u *apiv1.Upstream) (*clusterv3.Cluster, error) {
 	}
 	if len(st.Hosts) == 0 {
 		errs.add("spec.static.hosts", "at least one host is required")
+	}
+	if st.UseTLS {
+		// Serving it without TLS would send the traffic in the clear.
+		errs.add("spec.static.useTls", "not supported yet; the upstream is not served rather than served without TLS")
 	}
 	discovery := clusterv3.Cluster_STATIC
 	var lbs []*endpointv3.LbEndpoint
