@@ -31,7 +31,11 @@ func TestIDTokenVerification(t *testing.T) {
 		want: http.StatusFound,
 	}, {
 		name: "wrong nonce",
-		mint: func(n string) string { c := good(n); c["nonce"] = "another-login"; return sign(t, op.key, jose.RS256, "k1", c) },
+		mint: func(n string) string {
+			c := good(n)
+			c["nonce"] = "another-login"
+			return sign(t, op.key, jose.RS256, "k1", c)
+		},
 		want: http.StatusUnauthorized,
 	}, {
 		name: "no nonce",
@@ -39,7 +43,11 @@ func TestIDTokenVerification(t *testing.T) {
 		want: http.StatusUnauthorized,
 	}, {
 		name: "wrong audience",
-		mint: func(n string) string { c := good(n); c["aud"] = "another-client"; return sign(t, op.key, jose.RS256, "k1", c) },
+		mint: func(n string) string {
+			c := good(n)
+			c["aud"] = "another-client"
+			return sign(t, op.key, jose.RS256, "k1", c)
+		},
 		want: http.StatusUnauthorized,
 	}, {
 		name: "several audiences without azp",
@@ -51,7 +59,11 @@ func TestIDTokenVerification(t *testing.T) {
 		want: http.StatusUnauthorized,
 	}, {
 		name: "wrong issuer",
-		mint: func(n string) string { c := good(n); c["iss"] = "https://evil.example"; return sign(t, op.key, jose.RS256, "k1", c) },
+		mint: func(n string) string {
+			c := good(n)
+			c["iss"] = "https://evil.example"
+			return sign(t, op.key, jose.RS256, "k1", c)
+		},
 		want: http.StatusUnauthorized,
 	}, {
 		name: "expired token",
