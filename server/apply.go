@@ -1,8 +1,8 @@
 package server
 
 import (
-	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/controlplane/translate"
 )
 

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"net/http"
 	"strconv"
 
@@ -68,7 +69,7 @@ func peer(p *authv3.AttributeContext_Peer) pluginapi.Peer {
 	sa := p.GetAddress().GetSocketAddress()
 	var addr string
 	if sa != nil {
-		addr = sa.GetAddress() + ":" + strconv.FormatUint(uint64(sa.GetPortValue()), 10)
+		addr = net.JoinHostPort(sa.GetAddress(), strconv.FormatUint(uint64(sa.GetPortValue()), 10))
 	}
 	return pluginapi.Peer{Address: addr, Principal: p.GetPrincipal()}
 }
