@@ -65,7 +65,7 @@ type Step struct {
 func New(ctx context.Context, cfg *extauthv1.OidcAuthorizationCode, opts Options) (chain.Step, error) {
 	s, err := newSettings(cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("step/oidc: %w", err)
 	}
 	st := &Step{s: s, log: opts.Log.With().Str("step", "oidc").Str("issuer", s.issuer).Logger(), client: opts.HTTPClient, now: opts.Now}
 	if st.client == nil {
@@ -78,7 +78,7 @@ func New(ctx context.Context, cfg *extauthv1.OidcAuthorizationCode, opts Options
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if st.provider, err = discover(dctx, s.issuer, st.client); err != nil {
-		return nil, fmt.Errorf("provider %s: %w", s.issuer, err)
+		return nil, fmt.Errorf("step/oidc: provider %s: %w (is it up and reachable from extauth?)", s.issuer, err)
 	}
 	if !s.configuredKey {
 		s.cookieKey = randomBytes(32)
@@ -86,7 +86,7 @@ func New(ctx context.Context, cfg *extauthv1.OidcAuthorizationCode, opts Options
 			"sessions and logins in progress will not survive a restart or span replicas")
 	}
 	if st.flows, err = newSealer(s.cookieKey, "flow"); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("step/oidc: cookie key: %w", err)
 	}
 	if st.store, err = st.newStore(ctx); err != nil {
 		return nil, err
