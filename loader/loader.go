@@ -1,31 +1,76 @@
 // Package loader finds, checks and opens plugin .so files and turns a step's config
 // into a running pluginapi.AuthService.
+//
+// A plugin file is opened in the serving process only after it passed a pre-flight
+// (Preflight: its build information, package hashes and ELF headers against the host
+// contract) and a trial load in a child process (TrialRunner), and only from a private
+// copy named by its sha256, so a path is never opened twice and a loaded file is never
+// overwritten. See docs/plugins.md for every message and its fix.
 package loader
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"plugin"
-	"reflect"
 	"strings"
 	"sync"
 
 	"gatehouse.dev/gatehouse/pluginapi"
 )
 
-// Loader opens plugins from one directory.
-type Loader struct {
-	dir string
-
-	mu     sync.Mutex
-	opened map[string]*plugin.Plugin // by file path
+// Options configure a Loader.
+type Options struct {
+	// PrivateDir holds the content-addressed copies that are opened. Empty means
+	// $TMPDIR/gatehouse-plugins-<pid>.
+	PrivateDir string
+	// Trial runs the trial loads; its zero value re-executes this binary.
+	Trial TrialRunner
+	// Contract is what plugins are compared with; nil means HostContract().
+	Contract *Contract
+	// Warn, if set, is told the warnings of every plugin file that is opened.
+	Warn func(file string, warnings []Finding)
 }
 
-// New returns a Loader for the plugin directory dir.
-func New(dir string) *Loader {
-	return &Loader{dir: dir, opened: make(map[string]*plugin.Plugin)}
+// Loader opens plugins from one directory.
+type Loader struct {
+	dir   string
+	opts  Options
+	check Checker
+
+	mu       sync.Mutex
+	byHash   map[string]*opened   // by sha256 of the content
+	byPath   map[string]*opened   // by plugin path
+	refused  map[string]error     // by sha256: content that will never load here
+	poisoned map[string]error     // by plugin path: a plugin.Open that failed here
+	pkgs     map[string]pkgOwner  // packages the host lacks, brought by opened plugins
+	inflight map[string]chan bool // by sha256: checks under way
+	openMu   sync.Mutex           // plugin.Open is one at a time
+}
+
+type opened struct {
+	p                           *plugin.Plugin
+	file, sum, pluginPath, copy string
+}
+
+type pkgOwner struct{ hash, file string }
+
+// New returns a Loader for the plugin directory dir with default Options.
+func New(dir string) *Loader { return NewWithOptions(dir, Options{}) }
+
+// NewWithOptions returns a Loader for the plugin directory dir.
+func NewWithOptions(dir string, o Options) *Loader {
+	if o.PrivateDir == "" {
+		o.PrivateDir = filepath.Join(os.TempDir(), fmt.Sprintf("gatehouse-plugins-%d", os.Getpid()))
+	}
+	return &Loader{
+		dir: dir, opts: o, check: Checker{Contract: o.Contract, Trial: o.Trial},
+		byHash: map[string]*opened{}, byPath: map[string]*opened{}, refused: map[string]error{},
+		poisoned: map[string]error{}, pkgs: map[string]pkgOwner{}, inflight: map[string]chan bool{},
+	}
 }
 
 // Dir is the plugin directory.
@@ -40,60 +85,60 @@ func (l *Loader) Path(file string) (string, error) {
 	return filepath.Join(l.dir, file), nil
 }
 
-// Open returns the ExtAuthPlugin that file exports as symbol.
+// Open returns the ExtAuthPlugin that file exports as symbol. The file's current
+// content is what counts: content already opened is returned without opening anything;
+// new content is checked and opened from its private copy. A refusal is an *Error
+// holding every reason. Nothing is ever unloaded: when a file changes into something
+// that cannot be loaded beside its old version, Open fails and whatever was built from
+// the old version keeps serving.
 func (l *Loader) Open(file, symbol string) (pluginapi.ExtAuthPlugin, error) {
 	path, err := l.Path(file)
 	if err != nil {
 		return nil, err
 	}
-	p, err := l.open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
-	}
-	return Lookup(p, path, symbol)
-}
-
-func (l *Loader) open(path string) (*plugin.Plugin, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if p, ok := l.opened[path]; ok {
-		return p, nil
-	}
-	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("loader: %s: no such plugin file; is the plugin image's init container copying it into %s?", path, l.dir)
 		}
 		return nil, fmt.Errorf("loader: %w", err)
 	}
-	p, err := plugin.Open(path)
+	sum := sha256.Sum256(data)
+	o, err := l.openContent(path, hex.EncodeToString(sum[:]), data, symbol)
 	if err != nil {
-		return nil, fmt.Errorf("loader: %s: cannot open plugin: %w", path, err)
+		return nil, err
 	}
-	l.opened[path] = p
-	return p, nil
+	return Lookup(o.p, path, symbol)
 }
 
-var extAuthPluginType = reflect.TypeFor[pluginapi.ExtAuthPlugin]()
+// Close removes the private copies. Plugins stay loaded: a process cannot unload them.
+func (l *Loader) Close() error { return os.RemoveAll(l.opts.PrivateDir) }
 
-// Lookup finds symbol in p and checks it implements pluginapi.ExtAuthPlugin. Go
-// plugins export variables as pointers, so both a variable of an implementing type and
-// a variable holding a pointer are accepted.
-func Lookup(p *plugin.Plugin, path, symbol string) (pluginapi.ExtAuthPlugin, error) {
-	sym, err := p.Lookup(symbol)
-	if err != nil {
-		return nil, fmt.Errorf("loader: %s: no exported symbol %q; set exportedSymbolName to the name of the variable the plugin's main package exports", path, symbol)
-	}
-	if ep, ok := sym.(pluginapi.ExtAuthPlugin); ok {
-		return ep, nil
-	}
-	if v := reflect.ValueOf(sym); v.Kind() == reflect.Pointer && !v.IsNil() {
-		if ep, ok := v.Elem().Interface().(pluginapi.ExtAuthPlugin); ok && ep != nil {
-			return ep, nil
+func (l *Loader) openContent(path, sum string, data []byte, symbol string) (*opened, error) {
+	for {
+		l.mu.Lock()
+		if o := l.byHash[sum]; o != nil {
+			l.mu.Unlock()
+			return o, nil
 		}
+		if err := l.refused[sum]; err != nil {
+			l.mu.Unlock()
+			return nil, err
+		}
+		wait, busy := l.inflight[sum]
+		if !busy {
+			l.inflight[sum] = make(chan bool)
+			l.mu.Unlock()
+			break
+		}
+		l.mu.Unlock()
+		<-wait
 	}
-	if _, isFunc := sym.(func()); isFunc || reflect.TypeOf(sym).Kind() == reflect.Func {
-		return nil, fmt.Errorf("loader: %s: symbol %q is a function (%T); export a variable implementing pluginapi.ExtAuthPlugin", path, symbol, sym)
-	}
-	return nil, fmt.Errorf("loader: %s: symbol %q has type %T, which does not implement %s (NewConfigInstance and GetAuthService)",
-		path, symbol, sym, extAuthPluginType)
+	defer func() {
+		l.mu.Lock()
+		close(l.inflight[sum])
+		delete(l.inflight, sum)
+		l.mu.Unlock()
+	}()
+	return l.checkAndOpen(path, sum, data, symbol)
 }

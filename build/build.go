@@ -1,0 +1,152 @@
+// Package build is the plugin author's toolchain behind `gatehouse plugin build`: it
+// pins a plugin module to the host's module versions (from the host contract), builds
+// it with the host's flags and a plugin path unique to the build, and leaves checking
+// the result to loader.Checker.
+package build
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+
+	"gatehouse.dev/gatehouse/loader"
+)
+
+// Options say what to build and against which host.
+type Options struct {
+	// Module is the plugin module's directory (holding go.mod); its root package is the
+	// plugin's main package.
+	Module string
+	// Out is the directory the .so is written to.
+	Out string
+	// Name is the file name without ".so"; empty means the last element of the module
+	// path.
+	Name string
+	// GatehouseSrc, if set, is a Gatehouse source tree the plugin is built against: a
+	// replace directive is added to the plugin's go.mod, and the build runs in a
+	// workspace holding both modules, so that Gatehouse's packages compile exactly as
+	// they did for the host (with -trimpath, a replaced module's files get other paths
+	// than a main module's, which changes their hashes).
+	GatehouseSrc string
+	// Contract is the host's; nil means loader.HostContract().
+	Contract *loader.Contract
+	// Go is the go command; empty means "go".
+	Go string
+	// Log receives each command as it runs; nil discards them.
+	Log io.Writer
+}
+
+// Result is a finished build.
+type Result struct {
+	// Path is the plugin file written.
+	Path string
+	// Pins are the go.mod edits made.
+	Pins []Pin
+}
+
+var nameRE = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
+
+// Build builds the plugin module o.Module for the host and writes it to o.Out.
+func Build(ctx context.Context, o Options) (*Result, error) {
+	b, err := newBuilder(o)
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(b.tmp)
+	mod, err := b.goMod(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if b.src != "" {
+		if err := b.replaceGatehouse(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.gomod(ctx, "mod", "tidy"); err != nil {
+		return nil, b.hint(err)
+	}
+	pins, err := b.pin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	name := o.Name
+	if name == "" {
+		name = nameRE.ReplaceAllString(path.Base(mod.Module.Path), "_")
+	}
+	out, err := b.compile(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Path: out, Pins: pins}, nil
+}
+
+type builder struct {
+	o        Options
+	c        *loader.Contract
+	dir, src string
+	tmp      string
+	log      io.Writer
+}
+
+func newBuilder(o Options) (*builder, error) {
+	b := &builder{o: o, c: o.Contract, log: o.Log}
+	if b.c == nil {
+		c, err := loader.HostContract()
+		if err != nil {
+			return nil, err
+		}
+		b.c = c
+	}
+	if b.log == nil {
+		b.log = io.Discard
+	}
+	if b.o.Go == "" {
+		b.o.Go = "go"
+	}
+	var err error
+	if b.dir, err = filepath.Abs(o.Module); err != nil {
+		return nil, fmt.Errorf("plugin build: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(b.dir, "go.mod")); err != nil {
+		return nil, fmt.Errorf("plugin build: %s has no go.mod; --module must be the plugin module's directory (create one with `go mod init example.com/myplugin`)", b.dir)
+	}
+	if o.GatehouseSrc != "" {
+		if b.src, err = filepath.Abs(o.GatehouseSrc); err != nil {
+			return nil, fmt.Errorf("plugin build: %w", err)
+		}
+	}
+	if o.Out == "" {
+		return nil, errors.New("plugin build: no output directory; pass --out DIR")
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("plugin build: %w", err)
+	}
+	if b.tmp, err = os.MkdirTemp("", "gatehouse-plugin-build-"); err != nil {
+		return nil, fmt.Errorf("plugin build: %w", err)
+	}
+	return b, nil
+}
+
+// goModJSON is the part of `go mod edit -json` used here.
+type goModJSON struct {
+	Module struct{ Path string }
+	Go     string
+}
+
+func (b *builder) goMod(ctx context.Context) (*goModJSON, error) {
+	out, err := b.output(ctx, b.dir, b.env(false), "mod", "edit", "-json")
+	if err != nil {
+		return nil, err
+	}
+	var m goModJSON
+	if err := json.Unmarshal(out, &m); err != nil {
+		return nil, fmt.Errorf("plugin build: reading go.mod: %w", err)
+	}
+	return &m, nil
+}

@@ -1,0 +1,198 @@
+package build
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"gatehouse.dev/gatehouse/loader"
+)
+
+func (b *builder) replaceGatehouse(ctx context.Context) error {
+	out, err := b.output(ctx, b.src, b.env(false), "mod", "edit", "-json")
+	if err != nil {
+		return fmt.Errorf("plugin build: --gatehouse-src %s: %w", b.src, err)
+	}
+	var m goModJSON
+	if err := json.Unmarshal(out, &m); err != nil || m.Module.Path != loader.GatehouseModule {
+		return fmt.Errorf("plugin build: --gatehouse-src %s is not a checkout of %s (its go.mod says %q)", b.src, loader.GatehouseModule, m.Module.Path)
+	}
+	return b.gomod(ctx, "mod", "edit", "-replace="+loader.GatehouseModule+"="+b.src)
+}
+
+// pin brings shared modules to the host's versions, then tidies. A pin that tidy undoes
+// (another requirement needs a newer version) is left for the pre-flight to judge: it
+// matters only if the plugin links a package of that module.
+func (b *builder) pin(ctx context.Context) ([]Pin, error) {
+	list, err := b.buildList(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pins := Pins(b.c, list, b.src != "")
+	if len(pins) == 0 {
+		return nil, nil
+	}
+	args := []string{"mod", "edit"}
+	for _, p := range pins {
+		args = append(args, p.Arg())
+	}
+	if err := b.gomod(ctx, args...); err != nil {
+		return nil, err
+	}
+	if err := b.gomod(ctx, "mod", "tidy"); err != nil {
+		return nil, b.hint(err)
+	}
+	if list, err = b.buildList(ctx); err != nil {
+		return nil, err
+	}
+	for _, p := range Pins(b.c, list, b.src != "") {
+		fmt.Fprintf(b.log, "note: %s stays at %s (host %s): another requirement of the plugin needs it (go mod graph | grep %s)\n", p.Path, p.From, p.To, p.Path)
+	}
+	return pins, nil
+}
+
+func (b *builder) buildList(ctx context.Context) ([]loader.Module, error) {
+	out, err := b.output(ctx, b.dir, b.env(false), "list", "-m", "-json", "all")
+	if err != nil {
+		return nil, err
+	}
+	var list []loader.Module
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var m struct {
+			loader.Module
+			Main bool
+		}
+		if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+			return list, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("plugin build: reading the build list: %w", err)
+		}
+		if !m.Main {
+			list = append(list, m.Module)
+		}
+	}
+}
+
+// compile builds the root package from its list of files, which makes the go command
+// give the plugin a path hashed from the build ("plugin/unnamed-…"), so a rebuilt
+// plugin can be loaded beside the old one. The file is written under a temporary name
+// and renamed, so a running server's loaded copy is never overwritten in place.
+func (b *builder) compile(ctx context.Context, name string) (string, error) {
+	args, env := Flags(b.c)
+	files, err := b.files(ctx, args)
+	if err != nil {
+		return "", err
+	}
+	outDir, err := filepath.Abs(b.o.Out)
+	if err != nil {
+		return "", err
+	}
+	final := filepath.Join(outDir, name+".so")
+	tmp := filepath.Join(outDir, "."+name+".so.building")
+	args = append(args, "-o", tmp)
+	args = append(args, files...)
+	if err := b.run(ctx, b.dir, b.env(true, env...), args...); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("plugin build: %w", err)
+	}
+	return final, nil
+}
+
+// files lists the .go files of the module's root package under the host's build tags.
+func (b *builder) files(ctx context.Context, buildArgs []string) ([]string, error) {
+	args := []string{"list"}
+	for _, a := range buildArgs {
+		if strings.HasPrefix(a, "-tags=") {
+			args = append(args, a)
+		}
+	}
+	args = append(args, "-f", "{{.Name}}|{{join .GoFiles \",\"}}|{{join .CgoFiles \",\"}}|{{len .SFiles}}{{len .CFiles}}{{len .CXXFiles}}", ".")
+	_, env := Flags(b.c)
+	out, err := b.output(ctx, b.dir, b.env(true, env...), args...)
+	if err != nil {
+		return nil, err
+	}
+	parts := strings.Split(strings.TrimSpace(string(out)), "|")
+	if len(parts) != 4 || parts[0] != "main" {
+		return nil, fmt.Errorf("plugin build: the package in %s is %q, not main; a plugin is a main package at the module root", b.dir, parts[0])
+	}
+	if parts[3] != "000" {
+		return nil, fmt.Errorf("plugin build: the package in %s has assembly or C files; only Go (and cgo) files can be built with a unique plugin path", b.dir)
+	}
+	var files []string
+	for _, list := range parts[1:3] {
+		if list != "" {
+			files = append(files, strings.Split(list, ",")...)
+		}
+	}
+	return files, nil
+}
+
+// env is the environment of every go command: the workspace holding Gatehouse when
+// building with --gatehouse-src, never one otherwise.
+func (b *builder) env(build bool, extra ...string) []string {
+	work := "GOWORK=off"
+	if build && b.src != "" {
+		work = "GOWORK=" + b.workFile()
+	}
+	env := append(os.Environ(), work)
+	if tc := toolchain(b.c.GoVersion); tc != "" {
+		env = append(env, "GOTOOLCHAIN="+tc)
+	}
+	return append(env, extra...)
+}
+
+func (b *builder) workFile() string {
+	p := filepath.Join(b.tmp, "go.work")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	goLine := strings.TrimPrefix(toolchain(b.c.GoVersion), "go")
+	if goLine == "" {
+		goLine = "1.26.0"
+	}
+	content := fmt.Sprintf("go %s\n\nuse (\n\t%s\n\t%s\n)\n", goLine, b.dir, b.src)
+	_ = os.WriteFile(p, []byte(content), 0o644)
+	return p
+}
+
+func (b *builder) gomod(ctx context.Context, args ...string) error {
+	return b.run(ctx, b.dir, b.env(false), args...)
+}
+
+func (b *builder) run(ctx context.Context, dir string, env []string, args ...string) error {
+	_, err := b.output(ctx, dir, env, args...)
+	return err
+}
+
+func (b *builder) output(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	fmt.Fprintf(b.log, "$ (cd %s && %s %s)\n", dir, b.o.Go, strings.Join(args, " "))
+	cmd := exec.CommandContext(ctx, b.o.Go, args...)
+	cmd.Dir, cmd.Env = dir, env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("plugin build: %s %s: %w: %s", b.o.Go, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// hint adds the likely fix to a failed `go mod tidy`.
+func (b *builder) hint(err error) error {
+	if b.src == "" && strings.Contains(err.Error(), loader.GatehouseModule) {
+		return fmt.Errorf("%w; if %s is not published where you are, pass --gatehouse-src with a checkout of gatehouse %s", err, loader.GatehouseModule, b.c.GatehouseVersion)
+	}
+	return err
+}

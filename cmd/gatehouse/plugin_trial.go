@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"gatehouse.dev/gatehouse/loader"
+)
+
+// pluginTrialCommand is the hidden child side of a trial load (loader.TrialRunner):
+// `gatehouse plugin __trial --symbol NAME [--config-stdin] [--result-fd N] FILE.so`.
+func pluginTrialCommand(stdout, _ io.Writer) *cobra.Command {
+	var symbol string
+	var withConfig bool
+	var resultFD int
+	cmd := &cobra.Command{
+		Use:    "__trial FILE.so",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var config []byte
+			if withConfig {
+				var err error
+				if config, err = io.ReadAll(os.Stdin); err != nil {
+					return exit(2, fmt.Errorf("plugin __trial: reading the config: %w", err))
+				}
+			}
+			out := stdout
+			if resultFD != 1 {
+				f := os.NewFile(uintptr(resultFD), "result")
+				if f == nil {
+					return exit(2, fmt.Errorf("plugin __trial: bad --result-fd %d", resultFD))
+				}
+				defer f.Close()
+				out = f
+			}
+			res := loader.Trial(cmd.Context(), args[0], symbol, config, withConfig)
+			return json.NewEncoder(out).Encode(res)
+		},
+	}
+	cmd.Flags().StringVar(&symbol, "symbol", "Plugin", "exported symbol to look up")
+	cmd.Flags().BoolVar(&withConfig, "config-stdin", false, "read the step config (JSON) from stdin, decode it and call GetAuthService")
+	cmd.Flags().IntVar(&resultFD, "result-fd", 1, "file descriptor the JSON result is written to")
+	return cmd
+}

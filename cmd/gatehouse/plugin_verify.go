@@ -1,0 +1,135 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	yaml "go.yaml.in/yaml/v3"
+
+	"gatehouse.dev/gatehouse/loader"
+)
+
+// pluginVerifyCommand is `gatehouse plugin verify`: the pre-flight and trial load the
+// server runs before it opens a plugin. Exit 0 when the plugin will load, 1 otherwise.
+func pluginVerifyCommand(stdout, _ io.Writer) *cobra.Command {
+	var asJSON bool
+	var symbol, configFile string
+	var timeout = loader.DefaultTrialTimeout
+	cmd := &cobra.Command{
+		Use:   "verify [--json] FILE.so [--symbol NAME] [--config step.yaml]",
+		Short: "Check that a plugin will load into this binary, printing every reason if not",
+		Long: "Runs exactly what the server runs before it opens a plugin: the pre-flight comparison with\n" +
+			"this binary's build contract, then a trial load in a child process (open, look up the symbol,\n" +
+			"check its type, NewConfigInstance). With --config it also decodes the step's config strictly\n" +
+			"and calls GetAuthService. --config takes a YAML file holding either one step as it appears\n" +
+			"under spec.configs (`pluginAuth: {name, exportedSymbolName, config}`; its symbol is used\n" +
+			"unless --symbol is given) or just the config object. Exit status 0: it loads; 1: it does not.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sym := symbol
+			var config []byte
+			withConfig := configFile != ""
+			if withConfig {
+				stepSym, cfg, err := readStepConfig(configFile)
+				if err != nil {
+					return exit(2, fmt.Errorf("plugin verify: %w", err))
+				}
+				config = cfg
+				if !cmd.Flags().Changed("symbol") && stepSym != "" {
+					sym = stepSym
+				}
+			}
+			ch := loader.Checker{Trial: loader.TrialRunner{Timeout: timeout}}
+			d := ch.Check(cmd.Context(), args[0], args[0], sym, config, withConfig)
+			if err := printDiagnosis(stdout, d, asJSON); err != nil {
+				return err
+			}
+			if !d.OK {
+				return exit(1, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the diagnosis as JSON")
+	cmd.Flags().StringVar(&symbol, "symbol", "Plugin", "exported symbol the step looks up (exportedSymbolName)")
+	cmd.Flags().StringVar(&configFile, "config", "", "YAML file with a pluginAuth step, or just its config object")
+	cmd.Flags().DurationVar(&timeout, "timeout", timeout, "how long the trial load may take")
+	return cmd
+}
+
+func printDiagnosis(w io.Writer, d *loader.Diagnosis, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	}
+	errs, warns := loader.Errors(d.Findings), loader.Warnings(d.Findings)
+	var b strings.Builder
+	if d.OK {
+		fmt.Fprintf(&b, "%s: loads", d.File)
+		if d.Trial != nil {
+			fmt.Fprintf(&b, " (symbol %s: %s, config %s)", d.Symbol, d.Trial.SymbolType, d.Trial.ConfigType)
+		}
+	} else {
+		fmt.Fprintf(&b, "%s: refused, %d %s", d.File, len(errs), plural(len(errs), "error", "errors"))
+	}
+	if len(warns) > 0 {
+		fmt.Fprintf(&b, ", %d %s", len(warns), plural(len(warns), "warning", "warnings"))
+	}
+	b.WriteString("\n")
+	for _, f := range append(errs, warns...) {
+		fmt.Fprintf(&b, "  %-7s %s\n", f.Severity, strings.ReplaceAll(f.String(), "\n", "\n          "))
+	}
+	if d.TrialSkipped != "" {
+		fmt.Fprintf(&b, "  trial load skipped: %s\n", d.TrialSkipped)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// readStepConfig reads a --config file: a document with a top-level pluginAuth key is a
+// step, whose config and symbol (exportedSymbolName, defaulting to its name) are used;
+// any other document is the config object itself. The config comes back as JSON.
+func readStepConfig(path string) (symbol string, config []byte, err error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", nil, err
+	}
+	var doc any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return "", nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if m, ok := doc.(map[string]any); ok {
+		if step, ok := m["pluginAuth"]; ok {
+			sm, ok := step.(map[string]any)
+			if !ok {
+				return "", nil, fmt.Errorf("%s: pluginAuth must be a mapping", path)
+			}
+			symbol, _ = sm["exportedSymbolName"].(string)
+			if name, _ := sm["name"].(string); symbol == "" {
+				symbol = name
+			}
+			doc = sm["config"]
+		}
+	}
+	if doc == nil {
+		return symbol, nil, nil
+	}
+	config, err = json.Marshal(doc)
+	if err != nil {
+		return "", nil, errors.Join(fmt.Errorf("%s: the config cannot be expressed as JSON", path), err)
+	}
+	return symbol, config, nil
+}

@@ -1,0 +1,3 @@
+module example.com/go125
+
+go 1.25.0

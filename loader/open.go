@@ -1,0 +1,154 @@
+package loader
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"plugin"
+)
+
+// restartFix is the fix for a plugin path that is taken in this process.
+const restartFix = "restart required (or rebuild with `gatehouse plugin build`, which gives each build a unique plugin path)"
+
+// checkAndOpen runs the pre-flight and the trial load on a private copy of data and,
+// when both pass, opens that copy.
+func (l *Loader) checkAndOpen(path, sum string, data []byte, symbol string) (*opened, error) {
+	copyPath, err := l.writeCopy(sum, data)
+	if err != nil {
+		return nil, fmt.Errorf("loader: %s: %w", path, err)
+	}
+	pf, findings := l.check.Preflight(copyPath)
+	if pf != nil {
+		l.mu.Lock()
+		findings = append(findings, l.againstLoaded(pf)...)
+		l.mu.Unlock()
+	}
+	if len(Errors(findings)) > 0 {
+		return nil, l.refuse(sum, &Error{File: path, Findings: findings}, true)
+	}
+	trial, res := l.check.Trial.Run(context.Background(), path, copyPath, symbol, nil, false)
+	trial = withExports(trial, pf)
+	if len(Errors(trial)) > 0 {
+		// Content that cannot be opened, or crashes, never will; a missing symbol or a
+		// bad config type is a matter of the symbol asked for. A hang may be load.
+		permanent := res != nil && (res.Stage == StageOpen || res.Stage == StageCrash)
+		return nil, l.refuse(sum, &Error{File: path, Findings: append(findings, trial...)}, permanent)
+	}
+	return l.open(path, sum, copyPath, pf, Warnings(findings))
+}
+
+// open calls plugin.Open on the copy, one at a time, rechecking the plugin path in case
+// another content with the same path was opened meanwhile.
+func (l *Loader) open(path, sum, copyPath string, pf *PluginFile, warnings []Finding) (*opened, error) {
+	l.openMu.Lock()
+	defer l.openMu.Unlock()
+	l.mu.Lock()
+	late := l.againstLoaded(pf)
+	l.mu.Unlock()
+	if len(late) > 0 {
+		return nil, l.refuse(sum, &Error{File: path, Findings: late}, true)
+	}
+	p, err := plugin.Open(copyPath)
+	if err != nil {
+		f := Finding{Severity: SeverityError, Check: "open",
+			Detail: fmt.Sprintf("plugin.Open failed although the trial load passed: %v", err), Fix: restartFix}
+		l.mu.Lock()
+		l.poisoned[pf.PluginPath] = err
+		l.mu.Unlock()
+		return nil, l.refuse(sum, &Error{File: path, Findings: []Finding{f}}, true)
+	}
+	o := &opened{p: p, file: path, sum: sum, pluginPath: pf.PluginPath, copy: copyPath}
+	l.mu.Lock()
+	l.byHash[sum] = o
+	if pf.PluginPath != "" {
+		l.byPath[pf.PluginPath] = o
+	}
+	host := l.hostHashes()
+	for pkg, h := range pf.PackageHashes {
+		if _, inHost := host[pkg]; !inHost && pkg != pf.PluginPath {
+			if _, taken := l.pkgs[pkg]; !taken {
+				l.pkgs[pkg] = pkgOwner{hash: h, file: path}
+			}
+		}
+	}
+	l.mu.Unlock()
+	if l.opts.Warn != nil && len(warnings) > 0 {
+		l.opts.Warn(path, warnings)
+	}
+	return o, nil
+}
+
+func (l *Loader) refuse(sum string, err error, permanent bool) error {
+	if permanent {
+		l.mu.Lock()
+		l.refused[sum] = err
+		l.mu.Unlock()
+	}
+	return err
+}
+
+// againstLoaded checks pf against the plugins this process opened: the runtime refuses
+// a second plugin path, and resolves a package the host lacks to the copy of the first
+// plugin that brought it. l.mu is held.
+func (l *Loader) againstLoaded(pf *PluginFile) []Finding {
+	var fs []Finding
+	if o := l.byPath[pf.PluginPath]; pf.PluginPath != "" && o != nil {
+		fs = append(fs, Finding{Severity: SeverityError, Check: "plugin path",
+			Detail: fmt.Sprintf("another build with plugin path %q is already loaded (from %s, sha256 %.12s); a process cannot load two plugins with the same plugin path, so the loaded version keeps serving", pf.PluginPath, o.file, o.sum),
+			Fix:    restartFix})
+	}
+	if err := l.poisoned[pf.PluginPath]; pf.PluginPath != "" && err != nil {
+		fs = append(fs, Finding{Severity: SeverityError, Check: "plugin path",
+			Detail: fmt.Sprintf("opening a plugin with plugin path %q failed earlier in this process (%v); opening it again could crash the process", pf.PluginPath, err),
+			Fix:    restartFix})
+	}
+	for pkg, h := range pf.PackageHashes {
+		if own, ok := l.pkgs[pkg]; ok && own.hash != h {
+			fs = append(fs, Finding{Severity: SeverityError, Check: "package " + pkg,
+				Detail: fmt.Sprintf("differs from the copy in the already loaded plugin %s (loaded plugins share packages the host does not have; the first one wins)", own.file),
+				Fix:    "build both plugins with the same version of the module that provides it, or restart"})
+		}
+	}
+	return fs
+}
+
+func (l *Loader) hostHashes() map[string]string {
+	if c, err := l.check.contract(); err == nil {
+		return c.PackageHashes
+	}
+	return nil
+}
+
+// writeCopy writes data to <PrivateDir>/<sha256>.so unless it is there already. The
+// name is the content, so an existing file is never rewritten.
+func (l *Loader) writeCopy(sum string, data []byte) (string, error) {
+	dir := l.opts.PrivateDir
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("creating the private plugin directory: %w", err)
+	}
+	dst := filepath.Join(dir, sum+".so")
+	if _, err := os.Stat(dst); err == nil {
+		return dst, nil
+	}
+	tmp, err := os.CreateTemp(dir, ".incoming-*")
+	if err != nil {
+		return "", fmt.Errorf("copying the plugin: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("copying the plugin: %w", err)
+	}
+	if err := tmp.Chmod(0o500); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("copying the plugin: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("copying the plugin: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return "", fmt.Errorf("copying the plugin: %w", err)
+	}
+	return dst, nil
+}

@@ -1,0 +1,136 @@
+package loader
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// DefaultTrialTimeout bounds a trial load when TrialRunner.Timeout is zero.
+const DefaultTrialTimeout = 10 * time.Second
+
+// TrialArgs are the arguments that put the gatehouse binary in trial-load mode; the
+// hidden `gatehouse plugin __trial` command.
+var TrialArgs = []string{"plugin", "__trial"}
+
+// TrialRunner runs Trial in a child process: the gatehouse binary re-executed with
+// TrialArgs. The child writes its TrialResult as JSON to file descriptor 3, so whatever
+// the plugin prints cannot be mistaken for it; its stdout and stderr are kept as the
+// output a failure is reported with.
+type TrialRunner struct {
+	// Executable is the gatehouse binary; empty means this process's executable, which
+	// is right in the server and the CLI but not in a test binary.
+	Executable string
+	// Timeout bounds the whole child, including the plugin's init code; zero means
+	// DefaultTrialTimeout. On timeout the child's process group is killed.
+	Timeout time.Duration
+}
+
+// Run trial-loads path in a child and returns the findings: none when it loads. The
+// messages name display instead of path (the serving process trial-loads a private
+// copy of the user's file). withConfig also decodes config and calls GetAuthService.
+func (r TrialRunner) Run(ctx context.Context, display, path, symbol string, config []byte, withConfig bool) ([]Finding, *TrialResult) {
+	exe := r.Executable
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return []Finding{trialFailure(fmt.Sprintf("cannot find the gatehouse executable to re-run: %v", err), "")}, nil
+		}
+	}
+	timeout := r.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTrialTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	resultR, resultW, err := os.Pipe()
+	if err != nil {
+		return []Finding{trialFailure(fmt.Sprintf("cannot create a pipe: %v", err), "")}, nil
+	}
+	defer resultR.Close()
+	args := append(append([]string{}, TrialArgs...), "--symbol", symbol, "--result-fd", "3")
+	if withConfig {
+		args = append(args, "--config-stdin")
+	}
+	cmd := exec.CommandContext(ctx, exe, append(args, path)...)
+	cmd.Stdin = bytes.NewReader(config)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.ExtraFiles = []*os.File{resultW}
+	// Its own process group, so a timeout also kills anything the plugin started.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		resultW.Close()
+		return []Finding{trialFailure(fmt.Sprintf("cannot run %s: %v", exe, err), "")}, nil
+	}
+	resultW.Close()
+	var res TrialResult
+	decodeErr := json.NewDecoder(resultR).Decode(&res)
+	waitErr := cmd.Wait()
+
+	replacer := strings.NewReplacer(path, display, strings.TrimSuffix(path, ".so"), strings.TrimSuffix(display, ".so"))
+	printed := trimOutput(out.String(), replacer)
+	if decodeErr == nil {
+		if res.OK {
+			return nil, &res
+		}
+		return []Finding{resultFinding(res, replacer)}, &res
+	}
+	f := childFailure(ctx, exe, waitErr, timeout, printed)
+	stage := StageCrash
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		stage = StageTimeout
+	}
+	return []Finding{f}, &TrialResult{Stage: stage, Error: f.Detail, Fix: f.Fix}
+}
+
+func resultFinding(res TrialResult, rep *strings.Replacer) Finding {
+	detail := rep.Replace(res.Error)
+	detail = strings.TrimPrefix(detail, "loader: ")
+	return Finding{Severity: SeverityError, Check: "trial load (" + res.Stage + ")", Detail: detail, Fix: res.Fix}
+}
+
+// childFailure describes a child that ended without a result: it crashed, was killed,
+// hung until the timeout, or is not a gatehouse binary.
+func childFailure(ctx context.Context, exe string, waitErr error, timeout time.Duration, printed string) Finding {
+	var detail, fix string
+	var ee *exec.ExitError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		detail = fmt.Sprintf("the plugin did not finish loading within %s and was killed", timeout)
+		fix = "find what blocks in the plugin's init code (package-level variables, init functions) or NewConfigInstance; they must not wait on the network or a lock"
+	case errors.As(waitErr, &ee) && ee.ExitCode() == 2 && strings.Contains(printed, "panic:"):
+		detail = "the plugin panicked while loading (init code runs when the plugin is opened)"
+		fix = "fix the panic shown in the output; package-level variables and init functions run when the plugin is opened"
+	case strings.Contains(printed, "fatal error:"):
+		detail = "the Go runtime aborted while opening the plugin"
+		fix = "see the output; the pre-flight findings usually name the cause (another Go release crashes like this)"
+	case errors.As(waitErr, &ee) && !ee.Exited():
+		detail = fmt.Sprintf("the plugin crashed the process that loaded it (%s)", ee.ProcessState)
+		fix = "see the output; a crash while opening usually means a toolchain mismatch the pre-flight could not see, or a fault in the plugin's init code"
+	case waitErr != nil:
+		detail = fmt.Sprintf("the process that loaded the plugin exited with %v before reporting", waitErr)
+		fix = fmt.Sprintf("see the output; if %s is not the gatehouse binary, set the trial executable to one", exe)
+	default:
+		detail = "the process that loaded the plugin reported no result"
+		fix = fmt.Sprintf("check that %s is the gatehouse binary", exe)
+	}
+	if printed != "" {
+		detail += "; it printed:\n" + printed
+	}
+	return Finding{Severity: SeverityError, Check: "trial load", Detail: detail, Fix: fix}
+}
+
+func trialFailure(detail, fix string) Finding {
+	return Finding{Severity: SeverityError, Check: "trial load", Detail: detail, Fix: fix}
+}
