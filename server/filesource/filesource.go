@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -41,24 +42,35 @@ func (s *Source) Load() error {
 	return nil
 }
 
-// read returns the concatenated bytes of the files (to detect real changes) and the set.
+// read returns a digest of the files (to detect real changes) and the set. The digest
+// is taken first: a file changing in between then reads as changed next time, where
+// the other order would record the new content as applied while the old set serves.
 func (s *Source) read() ([]byte, *apiv1.Set, error) {
-	set, err := apiv1.Load(s.Path)
-	if err != nil {
-		return nil, nil, err
-	}
 	h := sha256.New()
 	files := []string{s.Path}
 	if fi, err := os.Stat(s.Path); err == nil && fi.IsDir() {
-		files, _ = filepath.Glob(filepath.Join(s.Path, "*.y*ml"))
+		files = files[:0]
+		for _, pattern := range []string{"*.yaml", "*.yml"} {
+			m, _ := filepath.Glob(filepath.Join(s.Path, pattern))
+			for _, f := range m {
+				// apiv1.Load skips hidden files and folders.
+				if fi, err := os.Stat(f); err == nil && !fi.IsDir() && !strings.HasPrefix(filepath.Base(f), ".") {
+					files = append(files, f)
+				}
+			}
+		}
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
-		if err != nil {
+		if err != nil && !os.IsNotExist(err) {
 			return nil, nil, err
 		}
 		fmt.Fprintf(h, "%s\x00%d\x00", f, len(b))
 		h.Write(b)
+	}
+	set, err := apiv1.Load(s.Path)
+	if err != nil {
+		return nil, nil, err
 	}
 	return h.Sum(nil), set, nil
 }
@@ -110,6 +122,7 @@ func (s *Source) reload() {
 	}
 	sum := sha256.Sum256(data)
 	if sum == s.last {
+		s.Log.Debug().Str("path", s.Path).Msg("config unchanged; not applied again")
 		return
 	}
 	s.last = sum
