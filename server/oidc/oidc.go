@@ -32,6 +32,9 @@ import (
 	"gatehouse.dev/gatehouse/server/chain"
 )
 
+// storeCloseGrace is how long a replaced step keeps its store connections open.
+const storeCloseGrace = 10 * time.Second
+
 // Options are the process-wide settings of OIDC steps.
 type Options struct {
 	// Log receives warnings and failures; tokens, codes and secrets are never logged.
@@ -94,7 +97,13 @@ func New(ctx context.Context, cfg *extauthv1.OidcAuthorizationCode, opts Options
 	go st.provider.run(ctx, orDefault(opts.RefreshInterval, 10*time.Minute), timeout, func(err error) {
 		st.log.Warn().Err(err).Msg("refreshing provider discovery and keys failed; keeping the last good ones")
 	})
-	go func() { <-ctx.Done(); st.store.Close() }()
+	go func() {
+		<-ctx.Done()
+		// Requests that started on this chain before it was replaced may still use
+		// the store for a moment.
+		time.Sleep(storeCloseGrace)
+		st.store.Close()
+	}()
 	return st, nil
 }
 
