@@ -9,8 +9,8 @@ import (
 // Flags returns the `go build` arguments (before the output and the files) and the
 // environment that build a plugin the way the host described by c was built: the same
 // Go release, -trimpath, cgo, GOEXPERIMENT, GOOS/GOARCH and CPU level, build tags and
-// compiler flags, and never -race, -msan, -asan or -cover, which a server is not built
-// with (if the host was, the pre-flight says so).
+// compiler flags. -race, -msan and -asan only if the host has them (a server normally
+// does not), never -cover, and none of the caller's GOFLAGS.
 func Flags(c *loader.Contract) (args, env []string) {
 	s := c.Settings
 	args = []string{"build", "-buildmode=plugin"}

@@ -2,9 +2,11 @@ package loader
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -165,7 +167,47 @@ func checkExtent(f *elf.File, size int64) error {
 		}
 	}
 	if end > uint64(size) {
-		return fmt.Errorf("the file is %d bytes but its ELF headers describe %d", size, end)
+		return fmt.Errorf("the file is %d bytes but its ELF headers describe at least %d", size, end)
+	}
+	return nil
+}
+
+// checkHeaderExtent reads the ELF header itself, so that a file cut short before its
+// section headers is called truncated rather than invalid.
+func checkHeaderExtent(path string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var ident [elf.EI_NIDENT]byte
+	if _, err := io.ReadFull(f, ident[:]); err != nil {
+		return fmt.Errorf("the file is %d bytes, shorter than an ELF header", size)
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if elf.Data(ident[elf.EI_DATA]) == elf.ELFDATA2MSB {
+		order = binary.BigEndian
+	}
+	var end uint64
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	switch elf.Class(ident[elf.EI_CLASS]) {
+	case elf.ELFCLASS64:
+		var h elf.Header64
+		if err := binary.Read(f, order, &h); err != nil {
+			return fmt.Errorf("the file is %d bytes, shorter than an ELF header (%d)", size, binary.Size(h))
+		}
+		end = max(h.Shoff+uint64(h.Shnum)*uint64(h.Shentsize), h.Phoff+uint64(h.Phnum)*uint64(h.Phentsize))
+	case elf.ELFCLASS32:
+		var h elf.Header32
+		if err := binary.Read(f, order, &h); err != nil {
+			return fmt.Errorf("the file is %d bytes, shorter than an ELF header (%d)", size, binary.Size(h))
+		}
+		end = uint64(max(h.Shoff+uint32(h.Shnum)*uint32(h.Shentsize), h.Phoff+uint32(h.Phnum)*uint32(h.Phentsize)))
+	}
+	if end > uint64(size) {
+		return fmt.Errorf("the file is %d bytes but its ELF headers describe at least %d", size, end)
 	}
 	return nil
 }

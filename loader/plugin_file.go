@@ -67,6 +67,9 @@ func ReadPluginFile(path string) (*PluginFile, *Finding) {
 	if err := checkMagic(path); err != nil {
 		return fail(err.Error(), rebuild)
 	}
+	if err := checkHeaderExtent(path, st.Size()); err != nil {
+		return fail("truncated: "+err.Error(), recopy)
+	}
 	f, err := openELF(path)
 	if err != nil {
 		return fail(fmt.Sprintf("not a valid ELF file, or truncated (%v)", err), recopy)
