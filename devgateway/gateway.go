@@ -33,6 +33,13 @@ type Gateway struct {
 
 type ctxKey struct{}
 
+// target is what ServeHTTP hands the reverse proxy: the upstream address and the
+// ext_authz response headers for the upstream's response.
+type target struct {
+	addr        string
+	respHeaders []*corev3.HeaderValueOption
+}
+
 // New returns a Gateway that asks authz about every request on routes with ext_authz.
 func New(authz authv3.AuthorizationClient, log zerolog.Logger) *Gateway {
 	g := &Gateway{authz: authz, log: log}
@@ -40,12 +47,19 @@ func New(authz authv3.AuthorizationClient, log zerolog.Logger) *Gateway {
 	g.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme = "http"
-			pr.Out.URL.Host = pr.In.Context().Value(ctxKey{}).(string)
+			pr.Out.URL.Host = pr.In.Context().Value(ctxKey{}).(target).addr
 			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
 		},
+		// The response headers go on the upstream's response, so OVERWRITE replaces
+		// a header the upstream set, as in Envoy.
+		ModifyResponse: func(res *http.Response) error {
+			applyHeaders(res.Header, res.Request.Context().Value(ctxKey{}).(target).respHeaders)
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			log.Warn().Err(err).Str("path", r.URL.Path).Msg("upstream request failed")
+			applyHeaders(w.Header(), r.Context().Value(ctxKey{}).(target).respHeaders)
 			http.Error(w, "upstream connect error", http.StatusServiceUnavailable)
 		},
 	}
@@ -103,10 +117,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return
 	}
-	if len(respHeaders) > 0 {
-		applyHeaders(w.Header(), respHeaders)
-	}
-	g.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, upstream.pick())))
+	g.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, target{addr: upstream.pick(), respHeaders: respHeaders})))
 }
 
 func (g *Gateway) check(r *http.Request, rt *route, timeout time.Duration) (*authv3.CheckResponse, error) {
