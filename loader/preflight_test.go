@@ -252,8 +252,12 @@ func TestPreflight(t *testing.T) {
 			},
 		},
 		{
-			name:   "every difference is reported",
-			plugin: func(p *loader.PluginFile) { p.GoVersion = "go1.26.7"; p.Settings["-race"] = "true"; p.Settings["-trimpath"] = "true" },
+			name: "every difference is reported",
+			plugin: func(p *loader.PluginFile) {
+				p.GoVersion = "go1.26.7"
+				p.Settings["-race"] = "true"
+				p.Settings["-trimpath"] = "true"
+			},
 			want: []loader.Finding{
 				{Severity: "error", Check: "go version", Host: "go1.26.8", Plugin: "go1.26.7", Fix: "rebuild with go1.26.8: " + viaBuild + ", or `GOTOOLCHAIN=go1.26.8 go build -buildmode=plugin …`"},
 				{Severity: "error", Check: "-trimpath", Host: "false", Plugin: "true", Fix: "rebuild without -trimpath; " + viaBuild},
