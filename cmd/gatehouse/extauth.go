@@ -25,6 +25,7 @@ import (
 	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/server"
 	"gatehouse.dev/gatehouse/server/filesource"
+	"gatehouse.dev/gatehouse/server/oidc"
 )
 
 // Defaults shared by the server commands.
@@ -111,7 +112,13 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 	}
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	b := &server.Builder{Plugins: loader.New(o.pluginDir)}
+	plugins := loader.NewWithOptions(o.pluginDir, loader.Options{Warn: func(file string, ws []loader.Finding) {
+		for _, w := range ws {
+			log.Warn().Str("file", file).Str("check", w.Check).Str("host", w.Host).Str("plugin", w.Plugin).
+				Str("detail", w.Detail).Msg("plugin loads, with a difference from the host build")
+		}
+	}})
+	b := &server.Builder{Plugins: plugins, OIDC: oidc.Options{Log: log.With().Str("step", "oidc").Logger()}}
 	reg := server.NewRegistry(b.Build, log)
 	m := server.NewMetrics(promReg)
 	return &extauth{
@@ -137,6 +144,25 @@ func (e *extauth) pluginsChanged(files []string) {
 	}))
 }
 
+// RetryInterval is how often AuthConfigs that failed to build are tried again, so a
+// provider or plugin that was down or missing at start is picked up by itself.
+const RetryInterval = 30 * time.Second
+
+func (e *extauth) retryRejected(ctx context.Context) {
+	t := time.NewTicker(RetryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if slices.ContainsFunc(e.reg.Statuses(), func(s server.Status) bool { return s.State == server.StateRejected }) {
+				e.metrics.SetStatus(e.reg.Rebuild(func(*extauthv1.ExtAuthConfig) bool { return false }))
+			}
+		}
+	}
+}
+
 // serve runs the gRPC server (and the admin server if asked) in g until ctx ends.
 func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 	e.log.Info().Str("listen", e.lis.Addr().String()).Str("plugin_dir", e.o.pluginDir).Msg("extauth serving")
@@ -147,6 +173,7 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 		e.reg.Close()
 		return nil
 	})
+	g.Go(func() error { e.retryRejected(ctx); return nil })
 	w := &loader.Watcher{Dir: e.o.pluginDir, Log: e.log, Changed: e.pluginsChanged}
 	w.Snapshot()
 	g.Go(func() error {
