@@ -96,6 +96,19 @@ func TestResponseHelpers(t *testing.T) {
 			wantStatus: http.StatusForbidden,
 		},
 		{
+			name: "repeated response headers keep every line",
+			got: pluginapi.Deny(http.StatusFound, "").
+				WithResponseHeader("Location", "/login").
+				WithAddedResponseHeader("Set-Cookie", "a=1").
+				WithAddedResponseHeader("set-cookie", "b=2"),
+			want: &pluginapi.AuthorizationResponse{
+				Status:               http.StatusFound,
+				ResponseHeaders:      map[string]string{"location": "/login"},
+				ResponseHeaderValues: map[string][]string{"set-cookie": {"a=1", "b=2"}},
+			},
+			wantStatus: http.StatusFound,
+		},
+		{
 			name: "deny keeps response headers",
 			got:  pluginapi.Unauthenticated().WithResponseHeader("WWW-Authenticate", `Bearer realm="x"`),
 			want: &pluginapi.AuthorizationResponse{

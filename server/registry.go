@@ -55,6 +55,10 @@ type entry struct {
 	cfg    *extauthv1.ExtAuthConfig
 	chain  *chain.Chain
 	cancel context.CancelFunc
+	// stale is set when building cfg again failed (a Rebuild after its plugin file
+	// changed): the chain still serves, but cfg is built again on every Apply rather
+	// than reported Accepted.
+	stale bool
 }
 
 // NewRegistry returns an empty Registry that builds chains with build.
@@ -102,7 +106,7 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 		}
 		seen[id] = true
 		old := r.entries[id]
-		if old != nil && proto.Equal(old.cfg, cfg) && !force(cfg) {
+		if old != nil && proto.Equal(old.cfg, cfg) && !force(cfg) && !old.stale {
 			next[id] = old
 			status[id] = Status{ID: id, State: StateAccepted}
 			continue
@@ -111,6 +115,7 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 		if err != nil {
 			if old != nil {
 				next[id] = old
+				old.stale = old.stale || proto.Equal(old.cfg, cfg)
 			}
 			status[id] = r.reject(id, err, old != nil)
 			continue

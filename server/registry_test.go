@@ -298,6 +298,35 @@ func TestRegistryRebuild(t *testing.T) {
 	if got := f.builds("ns.b"); got != 2 {
 		t.Errorf("ns.b builds after Rebuild(all) = %d, want 2", got)
 	}
+
+	// Regression: an Apply of the same configs reported ns.a Accepted again without
+	// building it, hiding that its plugin no longer loads. It is built again instead.
+	listed := cfgs(cfg("ns.a", time.Second), cfg("ns.b", time.Second), cfg("ns.c", time.Second))
+	before := f.builds("ns.a")
+	st = reg.Apply(listed, nil)
+	if st[0] != (server.Status{ID: "ns.a", State: server.StateRejected, Reason: "plugin changed and no longer loads", ServingPrevious: true}) {
+		t.Errorf("status of ns.a after an Apply = %+v, want still rejected", st[0])
+	}
+	if got := f.builds("ns.a") - before; got != 1 {
+		t.Errorf("ns.a built %d times by the Apply, want 1", got)
+	}
+	if lookup(t, reg, "ns.a") != a2 {
+		t.Errorf("the last good ns.a no longer serves")
+	}
+	f.fail("ns.a", nil)
+	st = reg.Apply(listed, nil)
+	if st[0] != accepted("ns.a") {
+		t.Errorf("status of ns.a once it builds = %+v", st[0])
+	}
+	if a3 := lookup(t, reg, "ns.a"); a3 == a2 || !f.cancelled(t, a2) {
+		t.Errorf("the rebuilt ns.a does not serve, or the old one is not cancelled")
+	}
+	// Now it is fresh: the next Apply keeps it.
+	a3 := lookup(t, reg, "ns.a")
+	reg.Apply(listed, nil)
+	if lookup(t, reg, "ns.a") != a3 {
+		t.Errorf("an unchanged, good ns.a was rebuilt")
+	}
 }
 
 func TestRegistryClose(t *testing.T) {
