@@ -67,6 +67,9 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		if err := b.replaceGatehouse(ctx); err != nil {
 			return nil, err
 		}
+		if b.work, err = b.workFile(); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.gomod(ctx, "mod", "tidy"); err != nil {
 		return nil, b.hint(err)
@@ -91,6 +94,7 @@ type builder struct {
 	c        *loader.Contract
 	dir, src string
 	tmp      string
+	work     string // go.work file, when building with a Gatehouse source tree
 	log      io.Writer
 }
 

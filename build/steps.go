@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gatehouse.dev/gatehouse/loader"
@@ -139,12 +140,12 @@ func (b *builder) files(ctx context.Context, buildArgs []string) ([]string, erro
 	return files, nil
 }
 
-// env is the environment of every go command: the workspace holding Gatehouse when
-// building with --gatehouse-src, never one otherwise.
+// env is the environment of every go command: the workspace holding Gatehouse for the
+// build with --gatehouse-src, no workspace otherwise.
 func (b *builder) env(build bool, extra ...string) []string {
 	work := "GOWORK=off"
-	if build && b.src != "" {
-		work = "GOWORK=" + b.workFile()
+	if build && b.work != "" {
+		work = "GOWORK=" + b.work
 	}
 	env := append(os.Environ(), work)
 	if tc := toolchain(b.c.GoVersion); tc != "" {
@@ -153,18 +154,19 @@ func (b *builder) env(build bool, extra ...string) []string {
 	return append(env, extra...)
 }
 
-func (b *builder) workFile() string {
+// workFile writes the workspace that builds the plugin module with the Gatehouse
+// source as a second main module.
+func (b *builder) workFile() (string, error) {
 	p := filepath.Join(b.tmp, "go.work")
-	if _, err := os.Stat(p); err == nil {
-		return p
-	}
 	goLine := strings.TrimPrefix(toolchain(b.c.GoVersion), "go")
 	if goLine == "" {
 		goLine = "1.26.0"
 	}
-	content := fmt.Sprintf("go %s\n\nuse (\n\t%s\n\t%s\n)\n", goLine, b.dir, b.src)
-	_ = os.WriteFile(p, []byte(content), 0o644)
-	return p
+	content := fmt.Sprintf("go %s\n\nuse (\n\t%s\n\t%s\n)\n", goLine, strconv.Quote(b.dir), strconv.Quote(b.src))
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		return "", fmt.Errorf("plugin build: %w", err)
+	}
+	return p, nil
 }
 
 func (b *builder) gomod(ctx context.Context, args ...string) error {

@@ -42,21 +42,29 @@ type Loader struct {
 	check Checker
 
 	mu       sync.Mutex
-	byHash   map[string]*opened   // by sha256 of the content
-	byPath   map[string]*opened   // by plugin path
 	refused  map[string]error     // by sha256: content that will never load here
-	poisoned map[string]error     // by plugin path: a plugin.Open that failed here
-	pkgs     map[string]pkgOwner  // packages the host lacks, brought by opened plugins
 	inflight map[string]chan bool // by sha256: checks under way
-	openMu   sync.Mutex           // plugin.Open is one at a time
 }
 
+// opened is a plugin this process opened.
 type opened struct {
 	p                           *plugin.Plugin
 	file, sum, pluginPath, copy string
 }
 
 type pkgOwner struct{ hash, file string }
+
+// loaded is what this process has opened, shared by every Loader in it, because the
+// runtime's table of plugins is per process: a plugin path, or a package the host lacks,
+// is taken for the whole process by the first plugin that brings it.
+var loaded = struct {
+	mu       sync.Mutex
+	open     sync.Mutex          // plugin.Open is one at a time
+	byHash   map[string]*opened  // by sha256 of the content
+	byPath   map[string]*opened  // by plugin path
+	poisoned map[string]error    // by plugin path: a plugin.Open that failed here
+	pkgs     map[string]pkgOwner // packages the host lacks, brought by opened plugins
+}{byHash: map[string]*opened{}, byPath: map[string]*opened{}, poisoned: map[string]error{}, pkgs: map[string]pkgOwner{}}
 
 // New returns a Loader for the plugin directory dir with default Options.
 func New(dir string) *Loader { return NewWithOptions(dir, Options{}) }
@@ -68,8 +76,7 @@ func NewWithOptions(dir string, o Options) *Loader {
 	}
 	return &Loader{
 		dir: dir, opts: o, check: Checker{Contract: o.Contract, Trial: o.Trial},
-		byHash: map[string]*opened{}, byPath: map[string]*opened{}, refused: map[string]error{},
-		poisoned: map[string]error{}, pkgs: map[string]pkgOwner{}, inflight: map[string]chan bool{},
+		refused: map[string]error{}, inflight: map[string]chan bool{},
 	}
 }
 
@@ -112,15 +119,15 @@ func (l *Loader) Open(file, symbol string) (pluginapi.ExtAuthPlugin, error) {
 }
 
 // Close removes the private copies. Plugins stay loaded: a process cannot unload them.
+// Content opened from them is still returned by every Loader.
 func (l *Loader) Close() error { return os.RemoveAll(l.opts.PrivateDir) }
 
 func (l *Loader) openContent(path, sum string, data []byte, symbol string) (*opened, error) {
 	for {
-		l.mu.Lock()
-		if o := l.byHash[sum]; o != nil {
-			l.mu.Unlock()
+		if o := openedContent(sum); o != nil {
 			return o, nil
 		}
+		l.mu.Lock()
 		if err := l.refused[sum]; err != nil {
 			l.mu.Unlock()
 			return nil, err
@@ -141,4 +148,11 @@ func (l *Loader) openContent(path, sum string, data []byte, symbol string) (*ope
 		l.mu.Unlock()
 	}()
 	return l.checkAndOpen(path, sum, data, symbol)
+}
+
+// openedContent is the plugin opened from content sum in this process, if any.
+func openedContent(sum string) *opened {
+	loaded.mu.Lock()
+	defer loaded.mu.Unlock()
+	return loaded.byHash[sum]
 }

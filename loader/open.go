@@ -20,9 +20,9 @@ func (l *Loader) checkAndOpen(path, sum string, data []byte, symbol string) (*op
 	}
 	pf, findings := l.check.Preflight(copyPath)
 	if pf != nil {
-		l.mu.Lock()
-		findings = append(findings, l.againstLoaded(pf)...)
-		l.mu.Unlock()
+		loaded.mu.Lock()
+		findings = append(findings, againstLoaded(pf)...)
+		loaded.mu.Unlock()
 	}
 	if len(Errors(findings)) > 0 {
 		return nil, l.refuse(sum, &Error{File: path, Findings: findings}, true)
@@ -38,14 +38,19 @@ func (l *Loader) checkAndOpen(path, sum string, data []byte, symbol string) (*op
 	return l.open(path, sum, copyPath, pf, Warnings(findings))
 }
 
-// open calls plugin.Open on the copy, one at a time, rechecking the plugin path in case
-// another content with the same path was opened meanwhile.
+// open calls plugin.Open on the copy, one at a time in the process, rechecking what
+// was opened meanwhile: the same content (by another Loader), or another content with
+// the same plugin path.
 func (l *Loader) open(path, sum, copyPath string, pf *PluginFile, warnings []Finding) (*opened, error) {
-	l.openMu.Lock()
-	defer l.openMu.Unlock()
-	l.mu.Lock()
-	late := l.againstLoaded(pf)
-	l.mu.Unlock()
+	loaded.open.Lock()
+	defer loaded.open.Unlock()
+	loaded.mu.Lock()
+	if o := loaded.byHash[sum]; o != nil {
+		loaded.mu.Unlock()
+		return o, nil
+	}
+	late := againstLoaded(pf)
+	loaded.mu.Unlock()
 	if len(late) > 0 {
 		return nil, l.refuse(sum, &Error{File: path, Findings: late}, true)
 	}
@@ -53,26 +58,26 @@ func (l *Loader) open(path, sum, copyPath string, pf *PluginFile, warnings []Fin
 	if err != nil {
 		f := Finding{Severity: SeverityError, Check: "open",
 			Detail: fmt.Sprintf("plugin.Open failed although the trial load passed: %v", err), Fix: restartFix}
-		l.mu.Lock()
-		l.poisoned[pf.PluginPath] = err
-		l.mu.Unlock()
+		loaded.mu.Lock()
+		loaded.poisoned[pf.PluginPath] = err
+		loaded.mu.Unlock()
 		return nil, l.refuse(sum, &Error{File: path, Findings: []Finding{f}}, true)
 	}
 	o := &opened{p: p, file: path, sum: sum, pluginPath: pf.PluginPath, copy: copyPath}
-	l.mu.Lock()
-	l.byHash[sum] = o
-	if pf.PluginPath != "" {
-		l.byPath[pf.PluginPath] = o
-	}
 	host := l.hostHashes()
+	loaded.mu.Lock()
+	loaded.byHash[sum] = o
+	if pf.PluginPath != "" {
+		loaded.byPath[pf.PluginPath] = o
+	}
 	for pkg, h := range pf.PackageHashes {
 		if _, inHost := host[pkg]; !inHost && pkg != pf.PluginPath {
-			if _, taken := l.pkgs[pkg]; !taken {
-				l.pkgs[pkg] = pkgOwner{hash: h, file: path}
+			if _, taken := loaded.pkgs[pkg]; !taken {
+				loaded.pkgs[pkg] = pkgOwner{hash: h, file: path}
 			}
 		}
 	}
-	l.mu.Unlock()
+	loaded.mu.Unlock()
 	if l.opts.Warn != nil && len(warnings) > 0 {
 		l.opts.Warn(path, warnings)
 	}
@@ -90,21 +95,21 @@ func (l *Loader) refuse(sum string, err error, permanent bool) error {
 
 // againstLoaded checks pf against the plugins this process opened: the runtime refuses
 // a second plugin path, and resolves a package the host lacks to the copy of the first
-// plugin that brought it. l.mu is held.
-func (l *Loader) againstLoaded(pf *PluginFile) []Finding {
+// plugin that brought it. loaded.mu is held.
+func againstLoaded(pf *PluginFile) []Finding {
 	var fs []Finding
-	if o := l.byPath[pf.PluginPath]; pf.PluginPath != "" && o != nil {
+	if o := loaded.byPath[pf.PluginPath]; pf.PluginPath != "" && o != nil {
 		fs = append(fs, Finding{Severity: SeverityError, Check: "plugin path",
 			Detail: fmt.Sprintf("another build with plugin path %q is already loaded (from %s, sha256 %.12s); a process cannot load two plugins with the same plugin path, so the loaded version keeps serving", pf.PluginPath, o.file, o.sum),
 			Fix:    restartFix})
 	}
-	if err := l.poisoned[pf.PluginPath]; pf.PluginPath != "" && err != nil {
+	if err := loaded.poisoned[pf.PluginPath]; pf.PluginPath != "" && err != nil {
 		fs = append(fs, Finding{Severity: SeverityError, Check: "plugin path",
 			Detail: fmt.Sprintf("opening a plugin with plugin path %q failed earlier in this process (%v); opening it again could crash the process", pf.PluginPath, err),
 			Fix:    restartFix})
 	}
 	for pkg, h := range pf.PackageHashes {
-		if own, ok := l.pkgs[pkg]; ok && own.hash != h {
+		if own, ok := loaded.pkgs[pkg]; ok && own.hash != h {
 			fs = append(fs, Finding{Severity: SeverityError, Check: "package " + pkg,
 				Detail: fmt.Sprintf("differs from the copy in the already loaded plugin %s (loaded plugins share packages the host does not have; the first one wins)", own.file),
 				Fix:    "build both plugins with the same version of the module that provides it, or restart"})
