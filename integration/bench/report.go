@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Targets of the issue: gatehouse's cost over the bare server's.
+const (
+	cpuTarget = 1.15
+	p99Target = 1.2
+)
+
+// report is everything one run of the benchmark found.
+type report struct {
+	Date        string
+	Command     string
+	Machine     machine
+	GhzVersion  string
+	Duration    time.Duration
+	Concurrency int
+	Rounds      int
+	GoBench     []goBench
+	Runs        []measurement
+}
+
+// summary is the median over rounds for one server and path.
+type summary struct {
+	Server, Path string
+	RPS          float64
+	P50, P99     time.Duration
+	CPUPerCheck  time.Duration
+}
+
+// summarize takes the median of every figure over the rounds, per server and path,
+// in the order server and path first appear in runs.
+func summarize(runs []measurement) []summary {
+	var out []summary
+	for _, p := range paths {
+		for _, srv := range []string{"bare", "gatehouse"} {
+			var rps []float64
+			var p50, p99, cpu []time.Duration
+			for _, r := range runs {
+				if r.Server == srv && r.Path == p.name {
+					rps = append(rps, r.RPS)
+					p50, p99, cpu = append(p50, r.P50), append(p99, r.P99), append(cpu, r.CPUPerCheck)
+				}
+			}
+			if len(rps) == 0 {
+				continue
+			}
+			out = append(out, summary{Server: srv, Path: p.name, RPS: median(rps),
+				P50: median(p50), P99: median(p99), CPUPerCheck: median(cpu)})
+		}
+	}
+	return out
+}
+
+// median of xs; the mean of the middle two when len(xs) is even.
+func median[T float64 | time.Duration](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// markdown renders the report: the part of BENCHMARKS.md between the markers.
+func (r *report) markdown() string {
+	var b strings.Builder
+	m := r.Machine
+	fmt.Fprintf(&b, "Measured %s on %d CPUs (%s), %s, ghz %s, with `%s`.\n\n", r.Date, m.CPUs, m.CPUModel, m.GoVersion, r.GhzVersion, r.Command)
+	if len(r.Runs) > 0 {
+		r.writeLoad(&b)
+	}
+	if len(r.GoBench) > 0 {
+		r.writeGoBench(&b)
+	}
+	return b.String()
+}
+
+func (r *report) writeLoad(b *strings.Builder) {
+	fmt.Fprintf(b, "**Under load.** ghz → 127.0.0.1, one HTTP/2 connection, concurrency %d, %s per run, the bare server "+
+		"and gatehouse loaded alternately, %d round(s); figures are medians over the rounds. The request has ten "+
+		"headers; `x-required: alpha` is allowed, `x-required: nope` denied with 403 (the bare server answers OK to both). "+
+		"ghz runs on the same %d CPUs as the server it loads and nothing is pinned, so requests/s and latency are "+
+		"those of a machine shared with the load generator; CPU-µs/Check counts the server process only "+
+		"(/proc utime+stime over the run ÷ requests).\n\n", r.Concurrency, r.Duration, r.Rounds, r.Machine.CPUs)
+	var others []float64
+	for _, x := range r.Runs {
+		others = append(others, x.Others)
+	}
+	fmt.Fprintf(b, "Other processes used %.0f%% of the machine's CPU during the median run (%.0f%% at most); ",
+		median(others)*100, slices.Max(others)*100)
+	b.WriteString("they compete with both servers alike, and the ratios come from runs that alternate between them.")
+	var failed int64
+	for _, x := range r.Runs {
+		failed += x.Errors
+	}
+	if failed > 0 {
+		fmt.Fprintf(b, " **%d calls failed** (see every run); the figures count successful calls only.", failed)
+	}
+	b.WriteString("\n\n")
+	sums := summarize(r.Runs)
+	b.WriteString("| server | path | requests/s | p50 | p99 | CPU-µs/Check |\n|---|---|---:|---:|---:|---:|\n")
+	for _, s := range sums {
+		fmt.Fprintf(b, "| %s | %s | %.0f | %s | %s | %.1f |\n", s.Server, s.Path, s.RPS, ms(s.P50), ms(s.P99), micros(s.CPUPerCheck))
+	}
+	b.WriteString("\n| path | CPU/Check gatehouse ÷ bare | p99 gatehouse ÷ bare |\n|---|---|---|\n")
+	for _, p := range paths {
+		bare, gh, ok := pair(sums, p.name)
+		if !ok {
+			continue
+		}
+		cpu := float64(gh.CPUPerCheck) / float64(bare.CPUPerCheck)
+		p99 := float64(gh.P99) / float64(bare.P99)
+		fmt.Fprintf(b, "| %s | %s | %s |\n", p.name, verdict(cpu, cpuTarget), verdict(p99, p99Target))
+	}
+	b.WriteString("\n<details><summary>Every run</summary>\n\n")
+	b.WriteString("| round | server | path | requests | requests/s | p50 | p99 | CPU-µs/Check | failed | other processes' CPU |\n" +
+		"|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, x := range r.Runs {
+		fmt.Fprintf(b, "| %d | %s | %s | %d | %.0f | %s | %s | %.1f | %d | %.0f%% |\n",
+			x.Round, x.Server, x.Path, x.Count, x.RPS, ms(x.P50), ms(x.P99), micros(x.CPUPerCheck), x.Errors, x.Others*100)
+	}
+	b.WriteString("\n</details>\n\n")
+}
+
+func (r *report) writeGoBench(b *strings.Builder) {
+	fmt.Fprintf(b, "**In process.** `go test -run '^$' -bench . -benchmem %s`. The step is Go code with the "+
+		"required_header plugin's logic (a test binary cannot reliably load a `.so`); `Check` is "+
+		"Authorizer.Check with the registry, Prometheus counter and logger of the server, without gRPC.\n\n",
+		strings.Join(goBenchPackages, " "))
+	b.WriteString("| package | benchmark | ns/op | B/op | allocs/op |\n|---|---|---:|---:|---:|\n")
+	for _, g := range r.GoBench {
+		fmt.Fprintf(b, "| %s | %s | %.0f | %d | %d |\n", g.Package, g.Name, g.NsPerOp, g.BytesPerOp, g.AllocsPerOp)
+	}
+}
+
+// pair finds the bare and gatehouse summaries of path.
+func pair(sums []summary, path string) (bare, gh summary, ok bool) {
+	var nb, ng bool
+	for _, s := range sums {
+		switch {
+		case s.Path != path:
+		case s.Server == "bare":
+			bare, nb = s, true
+		case s.Server == "gatehouse":
+			gh, ng = s, true
+		}
+	}
+	return bare, gh, nb && ng
+}
+
+// verdict is a ratio against its target, such as "1.08× (target ≤ 1.15×: met)".
+func verdict(ratio, target float64) string {
+	v := "met"
+	if ratio > target {
+		v = fmt.Sprintf("**missed** by %.0f%%", (ratio/target-1)*100)
+	}
+	return fmt.Sprintf("%.2f× (target ≤ %.2f×: %s)", ratio, target, v)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

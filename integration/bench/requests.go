@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"google.golang.org/genproto/googleapis/rpc/code"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+)
+
+// configID is the context extension the route of the example sends.
+const configID = "gatehouse-system.plugin-auth"
+
+// paths are the two decisions measured, by the x-required value that leads to each.
+var paths = []struct{ name, value string }{
+	{name: "allow", value: "alpha"},
+	{name: "deny", value: "nope"},
+}
+
+// checkRequest is what Envoy sends for a browser request: ten headers, the route's
+// config_id and both peers.
+func checkRequest(required string) *authv3.CheckRequest {
+	peer := func(ip string, port uint32) *authv3.AttributeContext_Peer {
+		return &authv3.AttributeContext_Peer{Address: &corev3.Address{Address: &corev3.Address_SocketAddress{
+			SocketAddress: &corev3.SocketAddress{Address: ip, PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port}},
+		}}}
+	}
+	return &authv3.CheckRequest{Attributes: &authv3.AttributeContext{
+		Source:      peer("203.0.113.7", 53124),
+		Destination: peer("10.0.0.12", 8080),
+		Request: &authv3.AttributeContext_Request{Http: &authv3.AttributeContext_HttpRequest{
+			Id:       "5f1c3a52-7d1e-4b8e-9a43-0c2f2d1b6e11",
+			Method:   "GET",
+			Path:     "/api/v1/items?page=2",
+			Host:     "app.example.com",
+			Scheme:   "https",
+			Protocol: "HTTP/1.1",
+			Headers: map[string]string{
+				":authority":      "app.example.com",
+				":method":         "GET",
+				":path":           "/api/v1/items?page=2",
+				":scheme":         "https",
+				"accept":          "application/json",
+				"accept-encoding": "gzip, deflate, br",
+				"user-agent":      "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36",
+				"x-forwarded-for": "203.0.113.7",
+				"x-request-id":    "5f1c3a52-7d1e-4b8e-9a43-0c2f2d1b6e11",
+				"x-required":      required,
+			},
+		}},
+		ContextExtensions: map[string]string{"config_id": configID},
+	}}
+}
+
+// writeRequest writes the CheckRequest for value in protobuf binary form, which ghz
+// sends as is (-B) instead of converting JSON on every call.
+func writeRequest(dir, name, value string) (string, error) {
+	b, err := proto.Marshal(checkRequest(value))
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, "check-"+name+".bin")
+	return p, os.WriteFile(p, b, 0o644)
+}
+
+// verify sends s one Check per path and makes sure the answer is the one the load
+// test means to measure: the bare server allows both, gatehouse allows "alpha" with
+// the plugin's header and denies "nope" with 403.
+func verify(ctx context.Context, s *server) error {
+	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	client := authv3.NewAuthorizationClient(conn)
+	for _, p := range paths {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		resp, err := client.Check(cctx, checkRequest(p.value))
+		cancel()
+		if err != nil {
+			return fmt.Errorf("%s: Check (%s): %w", s.name, p.name, err)
+		}
+		if err := expected(s.name, p.name, resp); err != nil {
+			return fmt.Errorf("%s: Check (%s): %w", s.name, p.name, err)
+		}
+	}
+	return nil
+}
+
+func expected(server, path string, resp *authv3.CheckResponse) error {
+	got := code.Code(resp.GetStatus().GetCode())
+	switch {
+	case server == "bare" || path == "allow":
+		if got != code.Code_OK {
+			return fmt.Errorf("status %s, want OK", got)
+		}
+		if server == "bare" {
+			return nil
+		}
+		for _, h := range resp.GetOkResponse().GetHeaders() {
+			if h.GetHeader().GetKey() == "matched-allowed-headers" && h.GetHeader().GetValue() == "true" {
+				return nil
+			}
+		}
+		return fmt.Errorf("allowed without the plugin's header matched-allowed-headers: true (%v)", resp.GetOkResponse())
+	default:
+		if got != code.Code_PERMISSION_DENIED || resp.GetDeniedResponse().GetStatus().GetCode() != 403 {
+			return fmt.Errorf("status %s with HTTP %d, want PERMISSION_DENIED with 403", got, resp.GetDeniedResponse().GetStatus().GetCode())
+		}
+		return nil
+	}
+}
