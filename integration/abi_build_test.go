@@ -81,4 +81,31 @@ func testBuild(t *testing.T, gatehouse string, b *abiBuilds) {
 			t.Errorf("greetings %v; want both builds serving side by side", services)
 		}
 	})
+
+	t.Run("for a -trimpath host, as the images build it", func(t *testing.T) {
+		trimmed := filepath.Join(t.TempDir(), "gatehouse")
+		if r := abiRun(t, b.root, nil, "go", "build", "-trimpath", "-o", trimmed, "./cmd/gatehouse"); r.code != 0 {
+			t.Fatalf("go build -trimpath gatehouse: %s", r.stderr)
+		}
+		mod := abiCopyDir(t, filepath.Join(b.root, "integration/testdata/plugins/outoftree"))
+		out := t.TempDir()
+		r := abiRun(t, "", nil, trimmed, "plugin", "build", "--quiet", "--module", mod, "--out", out, "--gatehouse-src", b.root)
+		if r.code != 0 {
+			t.Fatalf("gatehouse plugin build for a -trimpath host: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		// The same module built with -trimpath but without the workspace: gatehouse is
+		// then a replaced dependency, whose files get other paths than the host's main
+		// module, so the plugin API package hashes differently.
+		plain := filepath.Join(out, "plain.so")
+		if r := abiRun(t, mod, []string{"GOFLAGS=-mod=mod", "GOWORK=off"}, "go", "build", "-buildmode=plugin", "-trimpath", "-o", plain, "."); r.code != 0 {
+			t.Fatalf("go build: %s", r.stderr)
+		}
+		r = abiRun(t, "", nil, trimmed, "plugin", "verify", plain)
+		want := plain + ": refused, 1 error\n" +
+			"  error   package hashes: 1 shared package (gatehouse.dev/gatehouse/pluginapi): compiled differently from the host's copy, so plugin.Open refuses the plugin (\"plugin was built with a different version of package …\"); fix: build the plugin from the sources the host was built from (a replace directive, an edited module cache or, without -trimpath, another source directory all change the hashes); `gatehouse plugin build --module DIR --out DIR` builds with the host's settings (pass --gatehouse-src with the directory gatehouse was built from)\n" +
+			"  trial load skipped: the pre-flight found errors, so the plugin is not opened\n"
+		if r.code != 1 || r.stdout != want {
+			t.Errorf("verify of a replace-built plugin: exit %d\n%s\nwant exit 1 and\n%s", r.code, r.stdout, want)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -52,7 +53,7 @@ func pluginBuildCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&o.Module, "module", ".", "plugin module directory (with go.mod); its root package is the plugin")
 	cmd.Flags().StringVar(&o.Out, "out", "", "directory to write NAME.so to")
 	cmd.Flags().StringVar(&o.Name, "name", "", "file name without .so (default: last element of the module path)")
-	cmd.Flags().StringVar(&o.GatehouseSrc, "gatehouse-src", "", "gatehouse source checkout to build against (adds a replace directive)")
+	cmd.Flags().StringVar(&o.GatehouseSrc, "gatehouse-src", os.Getenv("GATEHOUSE_SRC"), "gatehouse source checkout to build against (adds a replace directive); default $GATEHOUSE_SRC")
 	cmd.Flags().StringVar(&symbol, "symbol", "Plugin", "exported symbol to verify")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "do not print the go commands as they run")
 	_ = cmd.MarkFlagRequired("out")
