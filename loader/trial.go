@@ -77,6 +77,8 @@ func (r TrialRunner) Run(ctx context.Context, display, path, symbol string, conf
 	var res TrialResult
 	decodeErr := json.NewDecoder(resultR).Decode(&res)
 	waitErr := cmd.Wait()
+	// Nothing the plugin started outlives its trial.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 
 	replacer := strings.NewReplacer(path, display, strings.TrimSuffix(path, ".so"), strings.TrimSuffix(display, ".so"))
 	printed := trimOutput(out.String(), replacer)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +36,8 @@ func pluginTrialCommand(stdout, _ io.Writer) *cobra.Command {
 				if f == nil {
 					return exit(2, fmt.Errorf("plugin __trial: bad --result-fd %d", resultFD))
 				}
+				// Whatever the plugin runs must not hold the result stream open.
+				syscall.CloseOnExec(resultFD)
 				defer f.Close()
 				out = f
 			}
