@@ -23,7 +23,7 @@ func contract(settings map[string]string) *loader.Contract {
 	}
 }
 
-func TestFlags(t *testing.T) {
+func TestPluginBuildFlags(t *testing.T) {
 	tests := []struct {
 		name     string
 		settings map[string]string
@@ -64,7 +64,7 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-func TestPins(t *testing.T) {
+func TestPluginBuildPins(t *testing.T) {
 	tests := []struct {
 		name     string
 		list     []loader.Module

@@ -75,6 +75,9 @@ func (c *Checker) Check(ctx context.Context, display, path, symbol string, confi
 	d.Trial = res
 	d.Findings = append(d.Findings, withExports(trial, pf)...)
 	d.OK = len(Errors(d.Findings)) == 0
+	if d.Findings == nil {
+		d.Findings = []Finding{}
+	}
 	return d
 }
 

@@ -7,7 +7,7 @@ import (
 	"gatehouse.dev/gatehouse/loader"
 )
 
-func TestErrorLists(t *testing.T) {
+func TestPluginErrorLists(t *testing.T) {
 	goVersion := loader.Finding{Severity: "error", Check: "go version", Host: "go1.26.8", Plugin: "go1.25.0", Fix: "rebuild"}
 	trim := loader.Finding{Severity: "error", Check: "-trimpath", Host: "false", Plugin: "true", Fix: "rebuild without -trimpath"}
 	tags := loader.Finding{Severity: "warning", Check: "-tags", Plugin: "foo", Detail: "accepted by the runtime"}

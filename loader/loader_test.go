@@ -13,7 +13,7 @@ import (
 	"gatehouse.dev/gatehouse/loader"
 )
 
-func TestLoaderOpenRefuses(t *testing.T) {
+func TestPluginLoaderOpenRefuses(t *testing.T) {
 	dir, private := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(dir, "text.so"), []byte("hello world\n"))
 	l := loader.NewWithOptions(dir, loader.Options{PrivateDir: private, Trial: loader.TrialRunner{Executable: "/nonexistent/gatehouse"}})
@@ -37,7 +37,7 @@ func TestLoaderOpenRefuses(t *testing.T) {
 	}
 }
 
-func TestLoaderChecksAPrivateCopyNamedByContent(t *testing.T) {
+func TestPluginLoaderChecksAPrivateCopyNamedByContent(t *testing.T) {
 	dir, private := t.TempDir(), t.TempDir()
 	content := []byte("not a plugin at all")
 	write(t, filepath.Join(dir, "x.so"), content)

@@ -98,7 +98,7 @@ func TestReadPluginFileOfAnExecutable(t *testing.T) {
 	}
 }
 
-func TestHostContract(t *testing.T) {
+func TestPluginHostContract(t *testing.T) {
 	c, err := loader.HostContract()
 	if err != nil {
 		t.Fatal(err)

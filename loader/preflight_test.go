@@ -64,7 +64,7 @@ func plugin() *loader.PluginFile {
 	}
 }
 
-func TestPreflight(t *testing.T) {
+func TestPluginPreflight(t *testing.T) {
 	tests := []struct {
 		name   string
 		host   func(*loader.Contract)

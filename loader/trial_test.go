@@ -18,7 +18,7 @@ import (
 // The parent side of a trial load, run against shell scripts that behave like the
 // gatehouse child does in each situation. The child side is exercised with real plugins
 // through the gatehouse binary in integration/abi_test.go.
-func TestTrialRunner(t *testing.T) {
+func TestPluginTrialRunner(t *testing.T) {
 	const copyPath = "/tmp/gatehouse-plugins-1/abc.so"
 	tests := []struct {
 		name    string
@@ -156,7 +156,7 @@ func alive(pid int) bool {
 	return !strings.HasPrefix(after, "Z")
 }
 
-func TestTrialRunnerPassesSymbolAndConfig(t *testing.T) {
+func TestPluginTrialRunnerPassesSymbolAndConfig(t *testing.T) {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "gatehouse")
 	write(t, script, []byte(`#!/bin/sh

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestReadStepConfig(t *testing.T) {
+func TestPluginVerifyReadStepConfig(t *testing.T) {
 	tests := []struct {
 		name, yaml, symbol, config string
 	}{
