@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -218,5 +217,3 @@ var machines = map[string]elf.Machine{
 	"ppc64le": elf.EM_PPC64, "ppc64": elf.EM_PPC64, "s390x": elf.EM_S390, "riscv64": elf.EM_RISCV,
 	"loong64": elf.EM_LOONGARCH, "mips64le": elf.EM_MIPS, "mips64": elf.EM_MIPS,
 }
-
-var errNotELF = errors.New("not an ELF file")
