@@ -19,3 +19,8 @@ if [ -f oidcprovider/package-lock.json ] && [ ! -d oidcprovider/node_modules ]; 
   echo "installing the OpenID provider (npm ci)"
   (cd oidcprovider && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+# The ABI tests build a plugin with Go 1.25 and one with another golang.org/x/sys; fetch
+# both through the module proxy now rather than in the middle of a test.
+GOTOOLCHAIN=go1.25.0 go version >/dev/null
+(cd testdata/plugins/depversion && go mod download)

@@ -99,6 +99,7 @@ type extauth struct {
 	log      zerolog.Logger
 	o        extauthOptions
 	reg      *server.Registry
+	plugins  *loader.Loader
 	metrics  *server.Metrics
 	gatherer prometheus.Gatherer
 	grpc     *grpc.Server
@@ -122,7 +123,7 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 	reg := server.NewRegistry(b.Build, log)
 	m := server.NewMetrics(promReg)
 	return &extauth{
-		log: log, o: o, reg: reg, metrics: m, gatherer: promReg, lis: lis,
+		log: log, o: o, reg: reg, plugins: plugins, metrics: m, gatherer: promReg, lis: lis,
 		grpc: server.NewGRPCServer(server.NewAuthorizer(reg, log, m)),
 	}, nil
 }
@@ -171,6 +172,9 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 		<-ctx.Done()
 		e.grpc.GracefulStop()
 		e.reg.Close()
+		if err := e.plugins.Close(); err != nil {
+			e.log.Warn().Err(err).Msg("removing the private plugin copies")
+		}
 		return nil
 	})
 	g.Go(func() error { e.retryRejected(ctx); return nil })
