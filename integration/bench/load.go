@@ -13,6 +13,10 @@ import (
 // warmup is how long each server is loaded, unmeasured, before the first round.
 const warmup = 2 * time.Second
 
+// envoyTimeout is Envoy's default ext_authz timeout. ghz sends it as the gRPC
+// deadline, as Envoy would, so that the servers see the deadline they see in production.
+const envoyTimeout = 200 * time.Millisecond
+
 // loader runs ghz against the servers.
 type loader struct {
 	ghz         string
@@ -125,6 +129,7 @@ func (l *loader) ghzRun(ctx context.Context, srv *server, path string, d time.Du
 		"-B", l.data[path],
 		"-c", strconv.Itoa(l.concurrency),
 		"-z", d.String(),
+		"-t", envoyTimeout.String(),
 		"--duration-stop", "wait",
 		"-O", "json", "-o", out,
 		srv.addr)

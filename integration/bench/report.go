@@ -86,10 +86,10 @@ func (r *report) markdown() string {
 func (r *report) writeLoad(b *strings.Builder) {
 	fmt.Fprintf(b, "**Under load.** ghz → 127.0.0.1, one HTTP/2 connection, concurrency %d, %s per run, the bare server "+
 		"and gatehouse loaded alternately, %d round(s); figures are medians over the rounds. The request has ten "+
-		"headers; `x-required: alpha` is allowed, `x-required: nope` denied with 403 (the bare server answers OK to both). "+
+		"headers and a %s deadline (Envoy's default ext_authz timeout); `x-required: alpha` is allowed, `x-required: nope` denied with 403 (the bare server answers OK to both). "+
 		"ghz runs on the same %d CPUs as the server it loads and nothing is pinned, so requests/s and latency are "+
 		"those of a machine shared with the load generator; CPU-µs/Check counts the server process only "+
-		"(/proc utime+stime over the run ÷ requests).\n\n", r.Concurrency, r.Duration, r.Rounds, r.Machine.CPUs)
+		"(/proc utime+stime over the run ÷ requests).\n\n", r.Concurrency, r.Duration, r.Rounds, envoyTimeout, r.Machine.CPUs)
 	var others []float64
 	for _, x := range r.Runs {
 		others = append(others, x.Others)
