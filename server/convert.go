@@ -17,7 +17,8 @@ import (
 
 // authorizationRequest copies what steps need out of a CheckRequest. The headers map
 // is Envoy's own (already lower-case), so no copy is made.
-func authorizationRequest(req *authv3.CheckRequest) *pluginapi.AuthorizationRequest {
+// raw is the request's wire encoding when the caller kept it; nil re-encodes req.
+func authorizationRequest(req *authv3.CheckRequest, raw []byte) *pluginapi.AuthorizationRequest {
 	attrs := req.GetAttributes()
 	h := attrs.GetRequest().GetHttp()
 	headers := h.GetHeaders()
@@ -31,7 +32,9 @@ func authorizationRequest(req *authv3.CheckRequest) *pluginapi.AuthorizationRequ
 	if len(body) == 0 && h.GetBody() != "" {
 		body = []byte(h.GetBody())
 	}
-	raw, _ := proto.Marshal(req) // a CheckRequest we just decoded always re-encodes
+	if raw == nil {
+		raw, _ = proto.Marshal(req) // a CheckRequest we just decoded always re-encodes
+	}
 	return &pluginapi.AuthorizationRequest{
 		Method:            h.GetMethod(),
 		Path:              h.GetPath(),

@@ -32,7 +32,12 @@ func NewAuthorizer(reg *Registry, log zerolog.Logger, metrics *Metrics) *Authori
 
 // Check looks up the chain named by config_id, runs it and answers Envoy.
 func (a *Authorizer) Check(ctx context.Context, req *authv3.CheckRequest) (*authv3.CheckResponse, error) {
-	ar := authorizationRequest(req)
+	return a.check(ctx, req, nil)
+}
+
+// check is Check with the request's wire bytes when the caller has them (nil: encode).
+func (a *Authorizer) check(ctx context.Context, req *authv3.CheckRequest, raw []byte) (*authv3.CheckResponse, error) {
+	ar := authorizationRequest(req, raw)
 	id := ar.ContextExtensions[ConfigIDKey]
 	c, ok := a.reg.Lookup(id)
 	if !ok {

@@ -329,11 +329,23 @@ func TestCheckHonoursTheIncomingDeadline(t *testing.T) {
 // clients for it.
 func grpcClient(t *testing.T, a *server.Authorizer) (authv3.AuthorizationClient, healthpb.HealthClient) {
 	t.Helper()
+	return grpcClients(t, a)
+}
+
+// grpcClientWith is grpcClient for a server built with opts.
+func grpcClientWith(t *testing.T, a *server.Authorizer, opts ...grpc.ServerOption) authv3.AuthorizationClient {
+	t.Helper()
+	c, _ := grpcClients(t, a, opts...)
+	return c
+}
+
+func grpcClients(t *testing.T, a *server.Authorizer, opts ...grpc.ServerOption) (authv3.AuthorizationClient, healthpb.HealthClient) {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := server.NewGRPCServer(a)
+	s := server.NewGRPCServer(a, opts...)
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(lis) }()
 	t.Cleanup(func() {

@@ -12,8 +12,8 @@ import (
 // (reporting SERVING for the whole server and for envoy.service.auth.v3.Authorization)
 // and reflection.
 func NewGRPCServer(a *Authorizer, opts ...grpc.ServerOption) *grpc.Server {
-	s := grpc.NewServer(opts...)
-	authv3.RegisterAuthorizationServer(s, a)
+	s := grpc.NewServer(append([]grpc.ServerOption{grpc.ForceServerCodecV2(newWireCodec())}, opts...)...)
+	s.RegisterService(&authorizationDesc, a)
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(authv3.Authorization_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)

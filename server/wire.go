@@ -1,0 +1,63 @@
+package server
+
+import (
+	"context"
+
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
+)
+
+// Plugins get the CheckRequest's wire bytes (AuthorizationRequest.RawCheckRequest).
+// Re-encoding the decoded request costs about as much as decoding it, so the server
+// keeps the bytes gRPC received instead: a codec that, for Check, hands over the
+// buffer it decodes, and a service description whose handler asks for it.
+
+// wireRequest is a CheckRequest with the bytes it was decoded from.
+type wireRequest struct {
+	req authv3.CheckRequest
+	raw []byte
+}
+
+// wireCodec is the proto codec, except that it keeps the bytes of a wireRequest.
+type wireCodec struct{ encoding.CodecV2 }
+
+func newWireCodec() wireCodec { return wireCodec{encoding.GetCodecV2("proto")} }
+
+func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	w, ok := v.(*wireRequest)
+	if !ok {
+		return c.CodecV2.Unmarshal(data, v)
+	}
+	w.raw = data.Materialize()
+	return proto.Unmarshal(w.raw, &w.req)
+}
+
+// authorizationDesc is envoy.service.auth.v3.Authorization with a Check handler that
+// decodes into a wireRequest.
+var authorizationDesc = func() grpc.ServiceDesc {
+	d := authv3.Authorization_ServiceDesc
+	d.Methods = []grpc.MethodDesc{{MethodName: "Check", Handler: checkHandler}}
+	return d
+}()
+
+func checkHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	in := new(wireRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	a := srv.(*Authorizer)
+	if interceptor == nil {
+		return a.check(ctx, &in.req, in.raw)
+	}
+	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: authv3.Authorization_Check_FullMethodName}
+	return interceptor(ctx, &in.req, info, func(ctx context.Context, req any) (any, error) {
+		r := req.(*authv3.CheckRequest)
+		if r != &in.req {
+			return a.check(ctx, r, nil) // an interceptor replaced the request: re-encode it
+		}
+		return a.check(ctx, r, in.raw)
+	})
+}
