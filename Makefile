@@ -4,7 +4,7 @@ BIN       := bin
 PLUGINS   := $(BIN)/plugins
 GATEHOUSE := $(BIN)/gatehouse
 
-.PHONY: all build plugins run test deps vet unit integration bench generate clean
+.PHONY: all build plugins run test deps vet check-generated unit integration bench generate clean
 
 all: build plugins
 
@@ -24,7 +24,7 @@ run: build plugins
 
 # Everything, installing what it needs first (Redis and Chromium from Debian, the
 # OpenID provider from npm).
-test: deps vet unit integration
+test: deps vet check-generated unit integration
 
 deps:
 	bash integration/install-deps.sh
@@ -46,8 +46,15 @@ integration:
 bench:
 	$(GO) run ./integration/bench
 
+PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
+
 generate:
-	protoc -I api -I /usr/include --go_out=. --go_opt=module=gatehouse.dev/gatehouse api/extauth/v1/extauth.proto
+	$(GO) install $(PROTOC_GEN_GO)
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I api -I /usr/include --go_out=. --go_opt=module=gatehouse.dev/gatehouse api/extauth/v1/extauth.proto
+
+# The checked-in generated code must be what `make generate` writes.
+check-generated: generate
+	@git diff --exit-code -- api/extauth/v1/ || { echo "api/extauth/v1 is stale: run make generate and commit"; exit 1; }
 
 clean:
 	rm -rf $(BIN)
