@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -43,7 +44,9 @@ type Registry struct {
 
 	mu      sync.Mutex // serialises Apply
 	entries map[string]*entry
-	status  map[string]Status
+	// status is the sorted status of the last Apply; it is read without mu, so the
+	// status endpoint answers while a build (a trial load of up to its timeout) runs.
+	status atomic.Pointer[[]Status]
 	// wanted is the last config given for each id, built or not, and translated is
 	// the translation errors given, so Rebuild can retry exactly the latest input.
 	wanted     []*extauthv1.ExtAuthConfig
@@ -63,8 +66,9 @@ type entry struct {
 
 // NewRegistry returns an empty Registry that builds chains with build.
 func NewRegistry(build BuildFunc, log zerolog.Logger) *Registry {
-	r := &Registry{build: build, log: log, entries: map[string]*entry{}, status: map[string]Status{}}
+	r := &Registry{build: build, log: log, entries: map[string]*entry{}}
 	r.serving.Store(&map[string]*chain.Chain{})
+	r.status.Store(&[]Status{})
 	return r
 }
 
@@ -135,9 +139,11 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 			old.cancel()
 		}
 	}
-	r.entries, r.status = next, status
+	sorted := sortedStatus(status)
+	r.entries = next
+	r.status.Store(&sorted)
 	r.wanted, r.translated = cfgs, rejected
-	return r.sortedStatus()
+	return slices.Clone(sorted)
 }
 
 // Rebuild builds again every serving config that selects picks, for instance because a
@@ -167,16 +173,15 @@ func (r *Registry) reject(id string, err error, servingPrevious bool) Status {
 	return Status{ID: id, State: StateRejected, Reason: err.Error(), ServingPrevious: servingPrevious}
 }
 
-// Statuses returns the status of every known config, sorted by id.
+// Statuses returns the status of every known config, sorted by id, as of the last
+// Apply or Rebuild that finished.
 func (r *Registry) Statuses() []Status {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.sortedStatus()
+	return slices.Clone(*r.status.Load())
 }
 
-func (r *Registry) sortedStatus() []Status {
-	out := make([]Status, 0, len(r.status))
-	for _, s := range r.status {
+func sortedStatus(status map[string]Status) []Status {
+	out := make([]Status, 0, len(status))
+	for _, s := range status {
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
