@@ -72,7 +72,7 @@ spec:
   extauth: {requestTimeout: 10s}
 `
 
-// srvCheck sends a CheckRequest for config_id id, as Envoy sends it.
+// check sends a CheckRequest for config_id id, as Envoy sends it.
 func (s *srvProc) check(ctx context.Context, id string, headers map[string]string) (*authv3.CheckResponse, error) {
 	h := map[string]string{":method": "GET", ":path": "/", ":authority": "example.test"}
 	for k, v := range headers {

@@ -38,8 +38,8 @@ func TestABIServer(t *testing.T) {
 const (
 	srvGoodStep = `{RequiredHeader: x-required, AllowedValues: [alpha]}`
 	srvTypoStep = `{RequiredHeader: x-required, AllowedValue: [alpha]}`
-	// srvRHPath is the plugin path of every build of plugins/required_header, whatever
-	// its flags.
+	// srvRHLoaded starts the finding for a build of plugins/required_header with other
+	// flags: every build has the same plugin path, and the good one is loaded.
 	srvRHLoaded = `plugin path: another build with plugin path "gatehouse.dev/gatehouse/plugins/required_header" is already loaded (from `
 )
 
