@@ -85,16 +85,26 @@ func (r *Registry) Lookup(id string) (*chain.Chain, bool) {
 func (r *Registry) Apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]error) []Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.apply(cfgs, rejected, func(*extauthv1.ExtAuthConfig) bool { return false })
+	return r.apply(cfgs, rejected, nil)
 }
 
-// apply does Apply; configs that force selects are built again even when unchanged.
-func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]error, force func(*extauthv1.ExtAuthConfig) bool) []Status {
+// apply does Apply. With only set (a Rebuild), just the configs only picks are built,
+// even when unchanged; every other config keeps its chain and its status as they are,
+// so a slow or failing build elsewhere neither delays nor repeats.
+func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]error, only func(*extauthv1.ExtAuthConfig) bool) []Status {
 	next := make(map[string]*entry, len(cfgs))
 	status := make(map[string]Status, len(cfgs)+len(rejected))
+	previous := map[string]Status{}
+	for _, st := range *r.status.Load() {
+		previous[st.ID] = st
+	}
 	for id, err := range rejected {
 		if old, ok := r.entries[id]; ok {
 			next[id] = old
+		}
+		if st, ok := previous[id]; ok && only != nil {
+			status[id] = st
+			continue
 		}
 		status[id] = r.reject(id, err, r.entries[id] != nil)
 	}
@@ -110,7 +120,14 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 		}
 		seen[id] = true
 		old := r.entries[id]
-		if old != nil && proto.Equal(old.cfg, cfg) && !force(cfg) && !old.stale {
+		if st, ok := previous[id]; ok && only != nil && !only(cfg) {
+			if old != nil {
+				next[id] = old
+			}
+			status[id] = st
+			continue
+		}
+		if old != nil && proto.Equal(old.cfg, cfg) && only == nil && !old.stale {
 			next[id] = old
 			status[id] = Status{ID: id, State: StateAccepted}
 			continue
@@ -146,12 +163,24 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 	return slices.Clone(sorted)
 }
 
-// Rebuild builds again every serving config that selects picks, for instance because a
-// plugin file it uses changed. A failure keeps the old chain serving and is reported.
+// Rebuild builds again the configs that selects picks (for instance because a plugin
+// file they use changed, or because they were rejected and are retried), whether they
+// serve or were rejected; the others are left exactly as they are. A failure keeps the
+// old chain serving and is reported.
 func (r *Registry) Rebuild(selects func(*extauthv1.ExtAuthConfig) bool) []Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.apply(r.wanted, r.translated, selects)
+}
+
+// RetryRejected builds again every config that failed to build (not those rejected by
+// translation, which only a config change can mend).
+func (r *Registry) RetryRejected() []Status {
+	failed := map[string]bool{}
+	for _, st := range r.Statuses() {
+		failed[st.ID] = st.State == StateRejected
+	}
+	return r.Rebuild(func(cfg *extauthv1.ExtAuthConfig) bool { return failed[cfg.GetConfigId()] })
 }
 
 func (r *Registry) buildEntry(cfg *extauthv1.ExtAuthConfig) (*entry, error) {

@@ -266,13 +266,25 @@ func TestRegistryRebuild(t *testing.T) {
 		map[string]error{"ns.d": errors.New("untranslatable")})
 	a1, b1 := lookup(t, reg, "ns.a"), lookup(t, reg, "ns.b")
 
-	// The plugin file appears: Rebuild of ns.c (selected or not) builds it; ns.a is
-	// selected and rebuilt; ns.b is not; ns.d stays rejected.
+	// The plugin file of ns.c appears: a Rebuild that selects only ns.a rebuilds ns.a
+	// and leaves everything else as it was, ns.c still rejected and not built again
+	// (a slow or failing build elsewhere must not hold up the one that changed).
 	f.fail("ns.c", nil)
 	st := reg.Rebuild(func(c *extauthv1.ExtAuthConfig) bool { return c.GetConfigId() == "ns.a" })
-	want := []server.Status{accepted("ns.a"), accepted("ns.b"), accepted("ns.c"), {ID: "ns.d", State: server.StateRejected, Reason: "untranslatable"}}
+	want := []server.Status{accepted("ns.a"), accepted("ns.b"),
+		{ID: "ns.c", State: server.StateRejected, Reason: "plugin file missing"}, {ID: "ns.d", State: server.StateRejected, Reason: "untranslatable"}}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+	if got := f.builds("ns.c"); got != 1 {
+		t.Errorf("unselected ns.c builds = %d, want 1 (not retried by an unrelated Rebuild)", got)
+	}
+
+	// RetryRejected builds the configs that failed to build, not the translation-rejected.
+	st = reg.RetryRejected()
+	want = []server.Status{accepted("ns.a"), accepted("ns.b"), accepted("ns.c"), {ID: "ns.d", State: server.StateRejected, Reason: "untranslatable"}}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("statuses after RetryRejected (-want +got):\n%s", diff)
 	}
 	if a2 := lookup(t, reg, "ns.a"); a2 == a1 || !f.cancelled(t, a1) || f.cancelled(t, a2) {
 		t.Errorf("selected ns.a: not rebuilt, or the old chain not cancelled")

@@ -158,7 +158,7 @@ func (e *extauth) retryRejected(ctx context.Context) {
 			return
 		case <-t.C:
 			if slices.ContainsFunc(e.reg.Statuses(), func(s server.Status) bool { return s.State == server.StateRejected }) {
-				e.metrics.SetStatus(e.reg.Rebuild(func(*extauthv1.ExtAuthConfig) bool { return false }))
+				e.metrics.SetStatus(e.reg.RetryRejected())
 			}
 		}
 	}
