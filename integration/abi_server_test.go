@@ -203,10 +203,10 @@ func testServerBadPlugins(t *testing.T, gatehouse string, b *abiBuilds, host *lo
 		}
 	})
 
-	// A new file in the plugin directory rebuilds every rejected AuthConfig, and the
-	// trial load of inithang holds that rebuild for the trial timeout. The status stays
-	// readable meanwhile (it once waited for the rebuild, past the status command's
-	// 5s timeout), and the good AuthConfig keeps serving.
+	// A changed inithang.so rebuilds default.inithang, and its trial load holds that
+	// rebuild for the trial timeout. The status stays readable meanwhile (it once
+	// waited for the rebuild, past the status command's 5s timeout), and the good
+	// AuthConfig keeps serving.
 	t.Run("status and Checks answer while a rebuild waits on a hanging trial load", func(t *testing.T) {
 		hangs := func() int {
 			n := 0
@@ -218,10 +218,19 @@ func testServerBadPlugins(t *testing.T, gatehouse string, b *abiBuilds, host *lo
 			return n
 		}
 		before := hangs()
-		srvInstall(t, filepath.Join(dir, "notelf.so"), dir, "extra.so")
+		// The same plugin with a byte appended: new content, so it is checked again.
+		changed := filepath.Join(t.TempDir(), "inithang.so")
+		data, err := os.ReadFile(filepath.Join(dir, "inithang.so"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(changed, append(data, 0), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		srvInstall(t, changed, dir, "inithang.so")
 		testbin.Eventually(t, 10*time.Second, func() error {
 			if len(s.logs("info", "plugin files appeared or changed")) == 0 {
-				return fmt.Errorf("extra.so not noticed")
+				return fmt.Errorf("the changed inithang.so was not noticed")
 			}
 			return nil
 		})
