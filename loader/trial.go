@@ -66,7 +66,9 @@ func (r TrialRunner) Run(ctx context.Context, display, path, symbol string, conf
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.ExtraFiles = []*os.File{resultW}
 	// Its own process group, so a timeout also kills anything the plugin started.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so a plugin's children are killed with it; and killed if
+	// the server dies first, so no trial outlives the server that started it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
