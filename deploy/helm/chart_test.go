@@ -15,6 +15,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 
+	"gatehouse.dev/gatehouse/internal/logging"
 	"gatehouse.dev/gatehouse/internal/version"
 )
 
@@ -24,7 +25,9 @@ const chartDir = "gatehouse"
 type rendered struct {
 	deployment appsv1.Deployment
 	service    corev1.Service
-	notes      string
+	// configMap is extauth-config, nil when config.configMap names the user's own.
+	configMap *corev1.ConfigMap
+	notes     string
 }
 
 // render renders the chart with values (YAML) as release "gh" in namespace "auth", and
@@ -72,6 +75,9 @@ func render(t *testing.T, values string) (*rendered, error) {
 				target = &r.deployment
 			case "Service":
 				target = &r.service
+			case "ConfigMap":
+				r.configMap = &corev1.ConfigMap{}
+				target = r.configMap
 			default:
 				t.Fatalf("%s: unexpected kind %q", name, meta.Kind)
 			}
@@ -80,7 +86,11 @@ func render(t *testing.T, values string) (*rendered, error) {
 			}
 		}
 	}
-	if diff := cmp.Diff(map[string]int{"Deployment": 1, "Service": 1}, kinds); diff != "" {
+	wantKinds := map[string]int{"Deployment": 1, "Service": 1}
+	if r.configMap != nil {
+		wantKinds["ConfigMap"] = 1
+	}
+	if diff := cmp.Diff(wantKinds, kinds); diff != "" {
 		t.Fatalf("rendered kinds (-want +got):\n%s", diff)
 	}
 	return &r, nil
@@ -152,6 +162,32 @@ func TestChartRenderErrors(t *testing.T) {
 			values: "global: {extensions: {extAuth: {deployment: {logLevel: verbose}}}}",
 			want:   `global.extensions.extAuth.deployment.logLevel: "verbose" is not one of debug, info, warn, error, panic, fatal`,
 		},
+		{
+			// gatehouse extauth has no --xds-address flag yet: passing it crash looped the pod.
+			name:   "xDS address, which this release cannot use",
+			values: "global: {extensions: {extAuth: {xdsAddress: gatehouse.auth.svc:9977}}}",
+			want:   "global.extensions.extAuth.xdsAddress: the extauth xDS client is not available in this release; give AuthConfigs with config.authConfigs or config.configMap",
+		},
+		{
+			name:   "both authConfigs and an own ConfigMap",
+			values: "global: {extensions: {extAuth: {config: {configMap: mine, authConfigs: 'kind: AuthConfig'}}}}",
+			want:   "global.extensions.extAuth.config: set authConfigs or configMap, not both",
+		},
+		{
+			name:   "authConfigs as YAML instead of a string",
+			values: "global: {extensions: {extAuth: {config: {authConfigs: {kind: AuthConfig}}}}}",
+			want:   "global.extensions.extAuth.config.authConfigs: must be a string of YAML documents",
+		},
+		{
+			name:   "relative config path",
+			values: "global: {extensions: {extAuth: {config: {path: etc/config}}}}",
+			want:   `global.extensions.extAuth.config.path: "etc/config" must be an absolute path`,
+		},
+		{
+			name:   "config path on another volume",
+			values: "global: {extensions: {extAuth: {config: {path: /tmp/}}}}",
+			want:   `global.extensions.extAuth.config.path: "/tmp/" must be an absolute path other than /, /tmp and /auth-plugins`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,6 +197,23 @@ func TestChartRenderErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestLogLevelsAreTheServers checks the chart takes every level the server takes, and
+// passes it unchanged as LOG_LEVEL (TestChartRenderErrors checks it refuses others).
+func TestLogLevelsAreTheServers(t *testing.T) {
+	for _, level := range logging.Levels {
+		t.Run(level, func(t *testing.T) {
+			r, err := render(t, "global: {extensions: {extAuth: {deployment: {logLevel: "+level+"}}}}")
+			if err != nil {
+				t.Fatalf("render: %v", err)
+			}
+			env := r.deployment.Spec.Template.Spec.Containers[0].Env
+			if len(env) == 0 || env[0] != (corev1.EnvVar{Name: "LOG_LEVEL", Value: level}) {
+				t.Errorf("env = %v, want LOG_LEVEL=%s first", env, level)
 			}
 		})
 	}

@@ -19,14 +19,23 @@ func intstrName(name string) intstr.IntOrString { return intstr.FromString(name)
 var (
 	pluginMount = corev1.VolumeMount{Name: "auth-plugins", MountPath: "/auth-plugins"}
 	tmpMount    = corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}
+	configMount = corev1.VolumeMount{Name: "config", MountPath: "/etc/gatehouse/config", ReadOnly: true}
 	grpcPort    = corev1.ContainerPort{Name: "grpc", ContainerPort: 8083, Protocol: corev1.ProtocolTCP}
 	adminPort   = corev1.ContainerPort{Name: "http-admin", ContainerPort: 9091, Protocol: corev1.ProtocolTCP}
-	baseArgs    = []string{"extauth", "--plugin-dir", "/auth-plugins", "--listen", ":8083"}
+	baseArgs    = []string{"extauth", "--plugin-dir", "/auth-plugins", "--listen", ":8083", "--config", "/etc/gatehouse/config"}
 	volumes     = []corev1.Volume{
 		{Name: "auth-plugins", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		configVolume("extauth-config"),
 	}
 )
+
+// configVolume is the config volume of a ConfigMap.
+func configVolume(configMap string) corev1.Volume {
+	return corev1.Volume{Name: "config", VolumeSource: corev1.VolumeSource{
+		ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: configMap}},
+	}}
+}
 
 func containerSecurity() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
@@ -62,7 +71,7 @@ func podSpec(edit func(s *corev1.PodSpec, c *corev1.Container)) corev1.PodSpec {
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
 		},
 		SecurityContext: containerSecurity(),
-		VolumeMounts:    []corev1.VolumeMount{pluginMount, tmpMount},
+		VolumeMounts:    []corev1.VolumeMount{pluginMount, tmpMount, configMount},
 	}
 	s := corev1.PodSpec{
 		AutomountServiceAccountToken: ptr(false),
@@ -109,13 +118,27 @@ global:
 			}),
 		},
 		{
-			name: "log level, stats off, xDS address and config map",
+			name: "AuthConfigs in values: the chart's ConfigMap, at the default path",
 			values: `
 global:
   extensions:
     extAuth:
-      xdsAddress: gatehouse.auth.svc:9977
-      config: {configMap: auth-configs}
+      config:
+        authConfigs: |
+          apiVersion: enterprise.gateway.gatehouse.dev/v1
+          kind: AuthConfig
+          metadata: {name: a}
+          spec: {configs: [{pluginAuth: {name: p}}]}
+`,
+			want: podSpec(nil),
+		},
+		{
+			name: "log level, stats off, own config map at a path",
+			values: `
+global:
+  extensions:
+    extAuth:
+      config: {configMap: auth-configs, path: /config/auth}
       deployment:
         logLevel: debug
         stats: {enabled: false}
@@ -124,14 +147,12 @@ global:
 `,
 			want: podSpec(func(s *corev1.PodSpec, c *corev1.Container) {
 				c.Image, c.ImagePullPolicy = "r.example/gh/extauth:dev", corev1.PullNever
-				c.Args = append(append([]string(nil), baseArgs...), "--xds-address", "gatehouse.auth.svc:9977", "--config", "/etc/gatehouse/config")
+				c.Args = []string{"extauth", "--plugin-dir", "/auth-plugins", "--listen", ":8083", "--config", "/config/auth"}
 				c.Env = []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "debug"}}
 				c.Ports = []corev1.ContainerPort{grpcPort}
 				c.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("128Mi")}
-				c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "config", MountPath: "/etc/gatehouse/config", ReadOnly: true})
-				s.Volumes = append(s.Volumes, corev1.Volume{Name: "config", VolumeSource: corev1.VolumeSource{
-					ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "auth-configs"}},
-				}})
+				c.VolumeMounts = []corev1.VolumeMount{pluginMount, tmpMount, {Name: "config", MountPath: "/config/auth", ReadOnly: true}}
+				s.Volumes = []corev1.Volume{volumes[0], volumes[1], configVolume("auth-configs")}
 			}),
 		},
 	}
@@ -174,14 +195,46 @@ func hasMount(c corev1.Container, m corev1.VolumeMount) bool {
 	return false
 }
 
-func TestNotesNamePluginImages(t *testing.T) {
-	r, err := render(t, "global: {extensions: {extAuth: {plugins: {mine: {image: {repository: my-org/plugins}}}}}}")
-	if err != nil {
-		t.Fatal(err)
+func TestNotes(t *testing.T) {
+	tests := []struct {
+		name          string
+		values        string
+		want, wantNot []string
+	}{
+		{
+			name:    "defaults: an empty config and the admin port",
+			want:    []string{"extauth.auth.svc:8083", "ConfigMap extauth-config", "mounted at /etc/gatehouse/config", "It holds none yet", "curl -s localhost:9091/auth-configs"},
+			wantNot: []string{"your ConfigMap"},
+		},
+		{
+			name:    "plugin images and AuthConfigs",
+			values:  "global: {extensions: {extAuth: {config: {authConfigs: 'kind: AuthConfig'}, plugins: {mine: {image: {repository: my-org/plugins}}}}}}",
+			want:    []string{"plugin-mine: my-org/plugins:" + version.Version, "ConfigMap extauth-config, from global.extensions.extAuth.config.authConfigs"},
+			wantNot: []string{"It holds none yet", "No plugin images"},
+		},
+		{
+			name:    "own ConfigMap at a path, stats off",
+			values:  "global: {extensions: {extAuth: {config: {configMap: mine, path: /config}, deployment: {stats: {enabled: false}}}}}",
+			want:    []string{"your ConfigMap mine, mounted at /config"},
+			wantNot: []string{"extauth-config", "It holds none yet", "9091"},
+		},
 	}
-	for _, want := range []string{"extauth.auth.svc:8083", "plugin-mine: my-org/plugins:" + version.Version} {
-		if !strings.Contains(r.notes, want) {
-			t.Errorf("NOTES.txt does not contain %q:\n%s", want, r.notes)
-		}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := render(t, tt.values)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(r.notes, want) {
+					t.Errorf("NOTES.txt does not contain %q:\n%s", want, r.notes)
+				}
+			}
+			for _, not := range tt.wantNot {
+				if strings.Contains(r.notes, not) {
+					t.Errorf("NOTES.txt contains %q:\n%s", not, r.notes)
+				}
+			}
+		})
 	}
 }

@@ -43,3 +43,33 @@ capabilities:
   drop:
     - ALL
 {{- end }}
+
+{{/*
+gatehouse.configPath is the folder extauth reads with --config: where the chart's
+extauth-config ConfigMap, or the user's config.configMap, is mounted.
+*/}}
+{{- define "gatehouse.configPath" -}}
+{{- .Values.global.extensions.extAuth.config.path | default "/etc/gatehouse/config" -}}
+{{- end }}
+
+{{/*
+gatehouse.checkExtAuth fails on values the extauth binary of this release cannot run with,
+so a bad install fails at render time instead of crash looping.
+*/}}
+{{- define "gatehouse.checkExtAuth" -}}
+{{- $ea := .Values.global.extensions.extAuth -}}
+{{- if $ea.xdsAddress -}}
+{{- fail "global.extensions.extAuth.xdsAddress: the extauth xDS client is not available in this release; give AuthConfigs with config.authConfigs or config.configMap" -}}
+{{- end -}}
+{{- $c := $ea.config -}}
+{{- if not (kindIs "string" ($c.authConfigs | default "")) -}}
+{{- fail "global.extensions.extAuth.config.authConfigs: must be a string of YAML documents; write it as a block scalar (authConfigs: |)" -}}
+{{- end -}}
+{{- if and $c.authConfigs $c.configMap -}}
+{{- fail "global.extensions.extAuth.config: set authConfigs or configMap, not both; a configMap is mounted instead of the chart's extauth-config, so authConfigs would be ignored" -}}
+{{- end -}}
+{{- $path := include "gatehouse.configPath" . -}}
+{{- if or (not (hasPrefix "/" $path)) (has (trimSuffix "/" $path) (list "" "/tmp" "/auth-plugins")) -}}
+{{- fail (printf "global.extensions.extAuth.config.path: %q must be an absolute path other than /, /tmp and /auth-plugins, which hold other volumes" $path) -}}
+{{- end -}}
+{{- end }}
