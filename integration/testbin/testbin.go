@@ -166,6 +166,9 @@ func WaitTCP(t testing.TB, p *Process, addr string, timeout time.Duration) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if p != nil && p.Exited() {
+		t.Fatalf("testbin: the process exited before %s accepted connections:\n%s", addr, p.Output())
+	}
 	out := ""
 	if p != nil {
 		out = p.Output()
