@@ -9,8 +9,14 @@ import (
 	"strings"
 )
 
-// goBenchPackages hold the in-process benchmarks.
+// goBenchPackages hold the in-process benchmarks of the plugin section.
 var goBenchPackages = []string{"./server/chain", "./server"}
+
+// The OIDC section's in-process benchmark: Authorize with a valid session.
+const (
+	oidcGoBench        = "BenchmarkAuthorizeValidSession"
+	oidcGoBenchPackage = "./server/oidc"
+)
 
 // goBench is one line of `go test -bench -benchmem` output.
 type goBench struct {
@@ -21,9 +27,10 @@ type goBench struct {
 	AllocsPerOp int64
 }
 
-// runGoBenchmarks runs every benchmark of goBenchPackages once and parses the result.
-func runGoBenchmarks(ctx context.Context, root string) ([]goBench, error) {
-	args := append([]string{"test", "-run", "^$", "-bench", ".", "-benchmem"}, goBenchPackages...)
+// runGoBenchmarks runs the benchmarks of pkgs that match pattern once and parses the
+// result.
+func runGoBenchmarks(ctx context.Context, root, pattern string, pkgs ...string) ([]goBench, error) {
+	args := append([]string{"test", "-run", "^$", "-bench", pattern, "-benchmem"}, pkgs...)
 	out, err := output(ctx, root, "go", args...)
 	if err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, tail(out, 40))

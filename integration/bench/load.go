@@ -24,56 +24,77 @@ type loader struct {
 	duration    time.Duration
 	concurrency int
 	clock       cpuClock
-	data        map[string]string // request file by path name
+	data        map[string]string // request file by workload name
+}
+
+// newLoader returns a loader with no request files yet.
+func newLoader(ctx context.Context, ghz, dir string, duration time.Duration, concurrency int) (*loader, error) {
+	clock, err := newCPUClock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &loader{ghz: ghz, dir: dir, duration: duration, concurrency: concurrency, clock: clock, data: map[string]string{}}, nil
+}
+
+// phase is what one measure call loads: the two servers, the workloads (names of
+// request files in loader.data) in the order they are loaded, and companion processes
+// that serve gatehouse (redis-server, the OpenID provider) and whose CPU is counted
+// beside the server's.
+type phase struct {
+	servers
+	loads      []string
+	companions []companion
+}
+
+// companion is a process whose CPU a phase reports per Check.
+type companion struct {
+	name string
+	pid  int
 }
 
 // measurement is the outcome of one ghz run against one server.
 type measurement struct {
 	Round  int
 	Server string
-	Path   string
+	Path   string // the workload
 	ghzResult
 	CPUPerCheck time.Duration // server CPU over the run divided by Count
-	// Others is the share of the machine's CPU capacity that neither the server nor
-	// ghz used during the run: other processes competing with the measurement.
+	// Companions is each companion's CPU over the run divided by Count, in the
+	// order of phase.companions.
+	Companions []time.Duration
+	// Others is the share of the machine's CPU capacity that neither the server, its
+	// companions nor ghz used during the run: other processes competing with the
+	// measurement.
 	Others float64
 }
 
-// measure loads the servers alternately, rounds times per path. The bare server goes
-// first in odd rounds and gatehouse in even ones, so a drift in the machine's speed
-// does not favour either.
-func (l *loader) measure(ctx context.Context, s servers, rounds int) ([]measurement, error) {
-	var err error
-	if l.clock, err = newCPUClock(ctx); err != nil {
-		return nil, err
-	}
-	l.data = map[string]string{}
-	for _, p := range paths {
-		if l.data[p.name], err = writeRequest(l.dir, p.name, p.value); err != nil {
-			return nil, err
-		}
-	}
-	for _, srv := range []*server{s.bare, s.gatehouse} {
-		progress(fmt.Sprintf("warming up %s for %s", srv.name, warmup))
-		if _, _, err := l.ghzRun(ctx, srv, "allow", warmup); err != nil {
-			return nil, err
+// measure loads the servers alternately, rounds times per workload. The bare server
+// goes first in odd rounds and gatehouse in even ones, so a drift in the machine's
+// speed does not favour either.
+func (l *loader) measure(ctx context.Context, ph phase, rounds int) ([]measurement, error) {
+	for _, srv := range []*server{ph.bare, ph.gatehouse} {
+		for _, w := range ph.loads {
+			progress(fmt.Sprintf("warming up %s with %s for %s", srv.name, w, warmup))
+			if _, _, err := l.ghzRun(ctx, srv, w, warmup); err != nil {
+				return nil, err
+			}
 		}
 	}
 	var runs []measurement
 	for round := 1; round <= rounds; round++ {
-		for _, p := range paths {
-			order := []*server{s.bare, s.gatehouse}
+		for _, w := range ph.loads {
+			order := []*server{ph.bare, ph.gatehouse}
 			if round%2 == 0 {
 				order[0], order[1] = order[1], order[0]
 			}
 			for _, srv := range order {
-				r, err := l.measureOne(ctx, srv, p.name)
+				r, err := l.measureOne(ctx, srv, w, ph.companions)
 				if err != nil {
 					return nil, err
 				}
 				r.Round = round
-				progress(fmt.Sprintf("round %d/%d %-9s %-5s %6.0f req/s  p50 %s  p99 %s  %5.1f CPU-µs/Check  others %2.0f%%",
-					round, rounds, srv.name, p.name, r.RPS, ms(r.P50), ms(r.P99), micros(r.CPUPerCheck), r.Others*100))
+				progress(fmt.Sprintf("round %d/%d %-9s %-6s %6.0f req/s  p50 %s  p99 %s  %5.1f CPU-µs/Check  others %2.0f%%",
+					round, rounds, srv.name, w, r.RPS, ms(r.P50), ms(r.P99), micros(r.CPUPerCheck), r.Others*100))
 				runs = append(runs, r)
 			}
 		}
@@ -81,10 +102,14 @@ func (l *loader) measure(ctx context.Context, s servers, rounds int) ([]measurem
 	return runs, nil
 }
 
-// measureOne runs ghz once against srv and charges the server's CPU to its Checks.
-func (l *loader) measureOne(ctx context.Context, srv *server, path string) (measurement, error) {
-	pid := srv.proc.cmd.Process.Pid
-	before, err := l.clock.used(pid)
+// measureOne runs ghz once against srv and charges the server's CPU, and each
+// companion's, to its Checks.
+func (l *loader) measureOne(ctx context.Context, srv *server, load string, companions []companion) (measurement, error) {
+	pids := []int{srv.proc.cmd.Process.Pid}
+	for _, c := range companions {
+		pids = append(pids, c.pid)
+	}
+	before, err := l.cpuOf(pids)
 	if err != nil {
 		return measurement{}, err
 	}
@@ -93,12 +118,12 @@ func (l *loader) measureOne(ctx context.Context, srv *server, path string) (meas
 		return measurement{}, err
 	}
 	start := time.Now()
-	res, ghzCPU, err := l.ghzRun(ctx, srv, path, l.duration)
+	res, ghzCPU, err := l.ghzRun(ctx, srv, load, l.duration)
 	if err != nil {
 		return measurement{}, err
 	}
 	wall := time.Since(start)
-	after, err := l.clock.used(pid)
+	after, err := l.cpuOf(pids)
 	if err != nil {
 		return measurement{}, err
 	}
@@ -107,14 +132,33 @@ func (l *loader) measureOne(ctx context.Context, srv *server, path string) (meas
 		return measurement{}, err
 	}
 	if res.Count == 0 {
-		return measurement{}, fmt.Errorf("ghz against %s (%s): no successful requests", srv.name, path)
+		return measurement{}, fmt.Errorf("ghz against %s (%s): no successful requests", srv.name, load)
 	}
-	others := busyAfter - busyBefore - (after - before) - ghzCPU
-	return measurement{
-		Server: srv.name, Path: path, ghzResult: res,
-		CPUPerCheck: (after - before) / time.Duration(res.Count),
-		Others:      max(float64(others)/float64(wall*time.Duration(runtime.NumCPU())), 0),
-	}, nil
+	m := measurement{Server: srv.name, Path: load, ghzResult: res}
+	others := busyAfter - busyBefore - ghzCPU
+	for i := range pids {
+		used := after[i] - before[i]
+		others -= used
+		if i == 0 {
+			m.CPUPerCheck = used / time.Duration(res.Count)
+		} else {
+			m.Companions = append(m.Companions, used/time.Duration(res.Count))
+		}
+	}
+	m.Others = max(float64(others)/float64(wall*time.Duration(runtime.NumCPU())), 0)
+	return m, nil
+}
+
+// cpuOf is the CPU time each of pids has used so far.
+func (l *loader) cpuOf(pids []int) ([]time.Duration, error) {
+	out := make([]time.Duration, len(pids))
+	for i, pid := range pids {
+		var err error
+		if out[i], err = l.clock.used(pid); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // ghzRun loads srv with the request of path for d and returns ghz's figures and the

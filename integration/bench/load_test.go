@@ -52,7 +52,18 @@ func TestSummarize(t *testing.T) {
 		{Server: "bare", Path: "allow", RPS: 110, P50: 1500 * time.Microsecond, P99: 3 * time.Millisecond, CPUPerCheck: 42 * time.Microsecond},
 		{Server: "gatehouse", Path: "allow", RPS: 85, P50: 3500 * time.Microsecond, P99: 7 * time.Millisecond, CPUPerCheck: 55 * time.Microsecond},
 	}
-	if diff := cmp.Diff(want, summarize(runs)); diff != "" {
+	if diff := cmp.Diff(want, summarize(runs, []string{"allow"})); diff != "" {
+		t.Errorf("summarize() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestSummarizeCompanions(t *testing.T) {
+	m := func(round int, cpu, redis time.Duration) measurement {
+		return measurement{Round: round, Server: "gatehouse", Path: "redis", CPUPerCheck: cpu, Companions: []time.Duration{redis, 0}}
+	}
+	runs := []measurement{m(1, 80*time.Microsecond, 12*time.Microsecond), m(2, 90*time.Microsecond, 14*time.Microsecond)}
+	want := []summary{{Server: "gatehouse", Path: "redis", CPUPerCheck: 85 * time.Microsecond, Companions: []time.Duration{13 * time.Microsecond, 0}}}
+	if diff := cmp.Diff(want, summarize(runs, []string{"cookie", "redis"})); diff != "" {
 		t.Errorf("summarize() mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -1,14 +1,22 @@
-// Command bench is `make bench`: it measures what the plugin chain costs.
+// Command bench is `make bench`: it measures what a Check costs through a plugin chain
+// and through the OIDC login step, and how long a new plugin file takes to serve.
 //
-// It runs the in-process Go benchmarks of server/chain and server, then builds
-// gatehouse, the required_header plugin and a bare ext_authz server (bareserver, which
-// answers OK without work), starts both servers on 127.0.0.1 and loads them in turn
-// with ghz, measuring each server's CPU from /proc around every run. It prints a
-// markdown report and, with -write, puts it in BENCHMARKS.md between the
-// bench:plugin markers.
+// It runs the in-process Go benchmarks of server/chain, server and server/oidc, then
+// builds gatehouse, the required_header plugin and a bare ext_authz server (bareserver,
+// which answers OK without work), and:
+//   - plugin: loads gatehouse serving required_header and the bare server in turn with
+//     ghz, measuring each server's CPU from /proc around every run;
+//   - oidc: starts the OpenID provider and redis-server (integration/harness), logs in
+//     once per session mode (cookie, Redis) and loads a second gatehouse with Checks
+//     carrying the session cookie, alternating with the bare server as above;
+//   - pluginload: builds versions of a plugin with `gatehouse plugin build` and times,
+//     for each, the rename into the plugin folder until a Check is served by it.
 //
-//	go run ./integration/bench                 # full run, about two minutes
-//	go run ./integration/bench -duration 3s    # smoke run
+// It prints a markdown report and, with -write, puts each part in BENCHMARKS.md
+// between its bench:NAME markers. Every process it starts is stopped by pid.
+//
+//	go run ./integration/bench                                  # full run, about four minutes
+//	go run ./integration/bench -duration 3s -rounds 1 -swaps 3  # smoke run
 //	go run ./integration/bench -write -profile /tmp/gatehouse.pprof
 package main
 
@@ -32,6 +40,8 @@ type options struct {
 	file        string
 	profile     string
 	goBench     bool
+	oidc        bool
+	swaps       int // plugin versions the plugin-load phase swaps in; 0 skips it
 }
 
 func main() {
@@ -39,10 +49,12 @@ func main() {
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each ghz run")
 	flag.IntVar(&o.concurrency, "concurrency", 50, "ghz concurrency")
 	flag.IntVar(&o.rounds, "rounds", 2, "times each server and path is loaded; the report gives medians")
-	flag.BoolVar(&o.write, "write", false, "update the bench:plugin section of -file")
+	flag.BoolVar(&o.write, "write", false, "update the bench sections of -file that this run measured")
 	flag.StringVar(&o.file, "file", "", "benchmarks file to update with -write (default BENCHMARKS.md at the module root)")
 	flag.StringVar(&o.profile, "profile", "", "after the measured runs, write a CPU profile of gatehouse under allow load to this file")
 	flag.BoolVar(&o.goBench, "gobench", true, "run the in-process Go benchmarks")
+	flag.BoolVar(&o.oidc, "oidc", true, "measure Checks with a valid OIDC session (needs `make deps`)")
+	flag.IntVar(&o.swaps, "swaps", 10, "plugin versions to time from appearing to serving; 0 skips it")
 	flag.Parse()
 	if err := o.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -73,6 +85,8 @@ func (o options) validate() error {
 		return fmt.Errorf("-concurrency %d: use at least 1", o.concurrency)
 	case o.rounds < 1:
 		return fmt.Errorf("-rounds %d: use at least 1", o.rounds)
+	case o.swaps < 0:
+		return fmt.Errorf("-swaps %d: use 0 to skip, or more", o.swaps)
 	}
 	return nil
 }

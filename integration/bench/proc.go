@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -100,6 +101,18 @@ func (s *procSet) stopAll() {
 	procs := s.procs
 	s.procs = nil
 	s.mu.Unlock()
+	stopProcs(procs)
+}
+
+// stop stops p alone, as stopAll would, and forgets it.
+func (s *procSet) stop(p *proc) {
+	s.mu.Lock()
+	s.procs = slices.DeleteFunc(s.procs, func(q *proc) bool { return q == p })
+	s.mu.Unlock()
+	stopProcs([]*proc{p})
+}
+
+func stopProcs(procs []*proc) {
 	for _, p := range procs {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
 	}

@@ -24,35 +24,50 @@ type report struct {
 	Rounds      int
 	GoBench     []goBench
 	Runs        []measurement
+	OIDC        *oidcResult // nil when the OIDC phase did not run
+	Swaps       []swap      // the plugin-load phase's, if it ran
+	TrialAlone  []time.Duration
 }
 
-// summary is the median over rounds for one server and path.
+// summary is the median over rounds for one server and workload.
 type summary struct {
 	Server, Path string
 	RPS          float64
 	P50, P99     time.Duration
 	CPUPerCheck  time.Duration
+	Companions   []time.Duration // medians of measurement.Companions
 }
 
-// summarize takes the median of every figure over the rounds, per server and path,
-// in the order server and path first appear in runs.
-func summarize(runs []measurement) []summary {
+// summarize takes the median of every figure over the rounds, per server and
+// workload, for the workloads loads names, bare first.
+func summarize(runs []measurement, loads []string) []summary {
 	var out []summary
-	for _, p := range paths {
+	for _, load := range loads {
 		for _, srv := range []string{"bare", "gatehouse"} {
 			var rps []float64
 			var p50, p99, cpu []time.Duration
+			var comp [][]time.Duration
 			for _, r := range runs {
-				if r.Server == srv && r.Path == p.name {
-					rps = append(rps, r.RPS)
-					p50, p99, cpu = append(p50, r.P50), append(p99, r.P99), append(cpu, r.CPUPerCheck)
+				if r.Server != srv || r.Path != load {
+					continue
+				}
+				rps = append(rps, r.RPS)
+				p50, p99, cpu = append(p50, r.P50), append(p99, r.P99), append(cpu, r.CPUPerCheck)
+				for i, c := range r.Companions {
+					if i == len(comp) {
+						comp = append(comp, nil)
+					}
+					comp[i] = append(comp[i], c)
 				}
 			}
 			if len(rps) == 0 {
 				continue
 			}
-			out = append(out, summary{Server: srv, Path: p.name, RPS: median(rps),
-				P50: median(p50), P99: median(p99), CPUPerCheck: median(cpu)})
+			s := summary{Server: srv, Path: load, RPS: median(rps), P50: median(p50), P99: median(p99), CPUPerCheck: median(cpu)}
+			for _, c := range comp {
+				s.Companions = append(s.Companions, median(c))
+			}
+			out = append(out, s)
 		}
 	}
 	return out
@@ -69,11 +84,11 @@ func median[T float64 | time.Duration](xs []T) T {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// markdown renders the report: the part of BENCHMARKS.md between the markers.
+// markdown renders the plugin section of the report: the part of BENCHMARKS.md
+// between the bench:plugin markers.
 func (r *report) markdown() string {
 	var b strings.Builder
-	m := r.Machine
-	fmt.Fprintf(&b, "Measured %s on %d CPUs (%s), %s, ghz %s, with `%s`.\n\n", r.Date, m.CPUs, m.CPUModel, m.GoVersion, r.GhzVersion, r.Command)
+	b.WriteString(r.measured(""))
 	if len(r.Runs) > 0 {
 		r.writeLoad(&b)
 	}
@@ -83,6 +98,12 @@ func (r *report) markdown() string {
 	return b.String()
 }
 
+// measured is the line that opens every section: when, where, with what.
+func (r *report) measured(more string) string {
+	m := r.Machine
+	return fmt.Sprintf("Measured %s on %d CPUs (%s), %s, ghz %s%s, with `%s`.\n\n", r.Date, m.CPUs, m.CPUModel, m.GoVersion, r.GhzVersion, more, r.Command)
+}
+
 func (r *report) writeLoad(b *strings.Builder) {
 	fmt.Fprintf(b, "**Under load.** ghz → 127.0.0.1, one HTTP/2 connection, concurrency %d, %s per run, the bare server "+
 		"and gatehouse loaded alternately, %d round(s); figures are medians over the rounds. The request has ten "+
@@ -90,22 +111,8 @@ func (r *report) writeLoad(b *strings.Builder) {
 		"ghz runs on the same %d CPUs as the server it loads and nothing is pinned, so requests/s and latency are "+
 		"those of a machine shared with the load generator; CPU-µs/Check counts the server process only "+
 		"(/proc utime+stime over the run ÷ requests).\n\n", r.Concurrency, r.Duration, r.Rounds, envoyTimeout, r.Machine.CPUs)
-	var others []float64
-	for _, x := range r.Runs {
-		others = append(others, x.Others)
-	}
-	fmt.Fprintf(b, "Other processes used %.0f%% of the machine's CPU during the median run (%.0f%% at most); ",
-		median(others)*100, slices.Max(others)*100)
-	b.WriteString("they compete with both servers alike, and the ratios come from runs that alternate between them.")
-	var failed int64
-	for _, x := range r.Runs {
-		failed += x.Errors
-	}
-	if failed > 0 {
-		fmt.Fprintf(b, " **%d calls failed** (see every run); the figures count successful calls only.", failed)
-	}
-	b.WriteString("\n\n")
-	sums := summarize(r.Runs)
+	writeOthers(b, r.Runs)
+	sums := summarize(r.Runs, pathNames())
 	b.WriteString("| server | path | requests/s | p50 | p99 | CPU-µs/Check |\n|---|---|---:|---:|---:|---:|\n")
 	for _, s := range sums {
 		fmt.Fprintf(b, "| %s | %s | %.0f | %s | %s | %.1f |\n", s.Server, s.Path, s.RPS, ms(s.P50), ms(s.P99), micros(s.CPUPerCheck))
@@ -120,12 +127,45 @@ func (r *report) writeLoad(b *strings.Builder) {
 		p99 := float64(gh.P99) / float64(bare.P99)
 		fmt.Fprintf(b, "| %s | %s | %s |\n", p.name, verdict(cpu, cpuTarget), verdict(p99, p99Target))
 	}
-	b.WriteString("\n<details><summary>Every run</summary>\n\n")
-	b.WriteString("| round | server | path | requests | requests/s | p50 | p99 | CPU-µs/Check | failed | other processes' CPU |\n" +
-		"|---:|---|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, x := range r.Runs {
-		fmt.Fprintf(b, "| %d | %s | %s | %d | %.0f | %s | %s | %.1f | %d | %.0f%% |\n",
-			x.Round, x.Server, x.Path, x.Count, x.RPS, ms(x.P50), ms(x.P99), micros(x.CPUPerCheck), x.Errors, x.Others*100)
+	b.WriteString("\n")
+	writeEveryRun(b, r.Runs, "path", nil)
+}
+
+// writeOthers says how busy the rest of the machine was, and how many calls failed.
+func writeOthers(b *strings.Builder, runs []measurement) {
+	var others []float64
+	var failed int64
+	for _, x := range runs {
+		others = append(others, x.Others)
+		failed += x.Errors
+	}
+	fmt.Fprintf(b, "Other processes used %.0f%% of the machine's CPU during the median run (%.0f%% at most); ",
+		median(others)*100, slices.Max(others)*100)
+	b.WriteString("they compete with both servers alike, and the ratios come from runs that alternate between them.")
+	if failed > 0 {
+		fmt.Fprintf(b, " **%d calls failed** (see every run); the figures count successful calls only.", failed)
+	}
+	b.WriteString("\n\n")
+}
+
+// writeEveryRun is the folded table of every run; load names the workload column and
+// companions the measurement.Companions columns.
+func writeEveryRun(b *strings.Builder, runs []measurement, load string, companions []string) {
+	b.WriteString("<details><summary>Every run</summary>\n\n")
+	fmt.Fprintf(b, "| round | server | %s | requests | requests/s | p50 | p99 | CPU-µs/Check |", load)
+	for _, c := range companions {
+		fmt.Fprintf(b, " %s CPU-µs/Check |", c)
+	}
+	b.WriteString(" failed | other processes' CPU |\n|---:|---|---|---:|---:|---:|---:|---:|")
+	b.WriteString(strings.Repeat("---:|", len(companions)))
+	b.WriteString("---:|---:|\n")
+	for _, x := range runs {
+		fmt.Fprintf(b, "| %d | %s | %s | %d | %.0f | %s | %s | %.1f |",
+			x.Round, x.Server, x.Path, x.Count, x.RPS, ms(x.P50), ms(x.P99), micros(x.CPUPerCheck))
+		for _, c := range x.Companions {
+			fmt.Fprintf(b, " %.1f |", micros(c))
+		}
+		fmt.Fprintf(b, " %d | %.0f%% |\n", x.Errors, x.Others*100)
 	}
 	b.WriteString("\n</details>\n\n")
 }

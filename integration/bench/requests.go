@@ -24,13 +24,42 @@ var paths = []struct{ name, value string }{
 	{name: "deny", value: "nope"},
 }
 
-// checkRequest is what Envoy sends for a browser request: ten headers, the route's
-// config_id and both peers.
+// pathNames are the names of paths, the plugin phase's workloads.
+func pathNames() []string {
+	names := make([]string, len(paths))
+	for i, p := range paths {
+		names[i] = p.name
+	}
+	return names
+}
+
+// checkRequest is what Envoy sends for a browser's API call on the plugin route: ten
+// headers, the route's config_id and both peers.
 func checkRequest(required string) *authv3.CheckRequest {
+	return browserRequest(configID, "/api/v1/items?page=2", map[string]string{"accept": "application/json", "x-required": required})
+}
+
+// browserRequest is what Envoy sends for a browser's GET of path on the route of id:
+// the eight headers every such request has plus extra, the route's config_id and
+// both peers.
+func browserRequest(id, path string, extra map[string]string) *authv3.CheckRequest {
 	peer := func(ip string, port uint32) *authv3.AttributeContext_Peer {
 		return &authv3.AttributeContext_Peer{Address: &corev3.Address{Address: &corev3.Address_SocketAddress{
 			SocketAddress: &corev3.SocketAddress{Address: ip, PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port}},
 		}}}
+	}
+	headers := map[string]string{
+		":authority":      "app.example.com",
+		":method":         "GET",
+		":path":           path,
+		":scheme":         "https",
+		"accept-encoding": "gzip, deflate, br",
+		"user-agent":      "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36",
+		"x-forwarded-for": "203.0.113.7",
+		"x-request-id":    "5f1c3a52-7d1e-4b8e-9a43-0c2f2d1b6e11",
+	}
+	for k, v := range extra {
+		headers[k] = v
 	}
 	return &authv3.CheckRequest{Attributes: &authv3.AttributeContext{
 		Source:      peer("203.0.113.7", 53124),
@@ -38,31 +67,25 @@ func checkRequest(required string) *authv3.CheckRequest {
 		Request: &authv3.AttributeContext_Request{Http: &authv3.AttributeContext_HttpRequest{
 			Id:       "5f1c3a52-7d1e-4b8e-9a43-0c2f2d1b6e11",
 			Method:   "GET",
-			Path:     "/api/v1/items?page=2",
+			Path:     path,
 			Host:     "app.example.com",
 			Scheme:   "https",
 			Protocol: "HTTP/1.1",
-			Headers: map[string]string{
-				":authority":      "app.example.com",
-				":method":         "GET",
-				":path":           "/api/v1/items?page=2",
-				":scheme":         "https",
-				"accept":          "application/json",
-				"accept-encoding": "gzip, deflate, br",
-				"user-agent":      "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36",
-				"x-forwarded-for": "203.0.113.7",
-				"x-request-id":    "5f1c3a52-7d1e-4b8e-9a43-0c2f2d1b6e11",
-				"x-required":      required,
-			},
+			Headers:  headers,
 		}},
-		ContextExtensions: map[string]string{"config_id": configID},
+		ContextExtensions: map[string]string{"config_id": id},
 	}}
 }
 
-// writeRequest writes the CheckRequest for value in protobuf binary form, which ghz
-// sends as is (-B) instead of converting JSON on every call.
+// writeRequest writes the plugin route's CheckRequest for value.
 func writeRequest(dir, name, value string) (string, error) {
-	b, err := proto.Marshal(checkRequest(value))
+	return writeCheckRequest(dir, name, checkRequest(value))
+}
+
+// writeCheckRequest writes req in protobuf binary form, which ghz sends as is (-B)
+// instead of converting JSON on every call.
+func writeCheckRequest(dir, name string, req *authv3.CheckRequest) (string, error) {
+	b, err := proto.Marshal(req)
 	if err != nil {
 		return "", err
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// run does one whole benchmark: Go benchmarks, builds, servers, load, report.
+// run does one whole benchmark: Go benchmarks, builds, the three phases, report.
 func run(ctx context.Context, o options) error {
 	root, err := moduleRoot(ctx)
 	if err != nil {
@@ -17,6 +17,11 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.file == "" {
 		o.file = filepath.Join(root, "BENCHMARKS.md")
+	}
+	if o.oidc {
+		if err := checkOIDCDeps(root); err != nil {
+			return err
+		}
 	}
 	tmp, err := os.MkdirTemp("", "gatehouse-bench-")
 	if err != nil {
@@ -34,10 +39,17 @@ func run(ctx context.Context, o options) error {
 	if rep.Machine, err = describeMachine(ctx); err != nil {
 		return err
 	}
+	var oidcGo []goBench
 	if o.goBench {
 		progress("running the Go benchmarks (go test -bench) in server/chain and server")
-		if rep.GoBench, err = runGoBenchmarks(ctx, root); err != nil {
+		if rep.GoBench, err = runGoBenchmarks(ctx, root, ".", goBenchPackages...); err != nil {
 			return err
+		}
+		if o.oidc {
+			progress("running the Go benchmark " + oidcGoBench + " in server/oidc")
+			if oidcGo, err = runGoBenchmarks(ctx, root, oidcGoBench, oidcGoBenchPackage); err != nil {
+				return err
+			}
 		}
 	}
 	ghz, err := findGhz(ctx, tmp)
@@ -55,12 +67,48 @@ func run(ctx context.Context, o options) error {
 
 	var procs procSet
 	defer procs.stopAll()
-	servers, err := startServers(ctx, &procs, bins, tmp, o.profile != "")
+	if err := measureLoads(ctx, o, root, rep, &procs, bins, ghz, tmp); err != nil {
+		return err
+	}
+	if o.swaps > 0 {
+		progress(fmt.Sprintf("building %d versions of the load plugin with gatehouse plugin build", o.swaps))
+		versions, err := buildLoadPlugins(ctx, root, tmp, bins.gatehouse, o.swaps)
+		if err != nil {
+			return err
+		}
+		if rep.Swaps, err = runPluginLoad(ctx, tmp, bins, &procs, versions); err != nil {
+			return err
+		}
+		progress("timing the trial load alone on each version")
+		if rep.TrialAlone, err = timeTrials(ctx, bins.gatehouse, versions); err != nil {
+			return err
+		}
+	}
+	if rep.OIDC != nil {
+		rep.OIDC.GoBench = oidcGo
+	}
+	procs.stopAll()
+	return rep.output(ctx, o)
+}
+
+// measureLoads starts the bare server and gatehouse with the required_header plugin,
+// loads them, profiles gatehouse if asked, and then runs the OIDC phase against the
+// same bare server.
+func measureLoads(ctx context.Context, o options, root string, rep *report, procs *procSet, bins binaries, ghz, tmp string) error {
+	servers, err := startServers(ctx, procs, bins, tmp, o.profile != "")
 	if err != nil {
 		return err
 	}
-	l := &loader{ghz: ghz, dir: tmp, duration: o.duration, concurrency: o.concurrency}
-	if rep.Runs, err = l.measure(ctx, servers, o.rounds); err != nil {
+	l, err := newLoader(ctx, ghz, tmp, o.duration, o.concurrency)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if l.data[p.name], err = writeRequest(tmp, p.name, p.value); err != nil {
+			return err
+		}
+	}
+	if rep.Runs, err = l.measure(ctx, phase{servers: servers, loads: pathNames()}, o.rounds); err != nil {
 		return err
 	}
 	if o.profile != "" {
@@ -69,23 +117,51 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	procs.stopAll()
+	procs.stop(servers.gatehouse.proc)
+	if o.oidc {
+		if rep.OIDC, err = runOIDC(ctx, root, tmp, bins, procs, l, servers.bare, o.rounds); err != nil {
+			return fmt.Errorf("oidc: %w", err)
+		}
+	}
+	procs.stop(servers.bare.proc)
+	return nil
+}
 
-	text := rep.markdown()
-	fmt.Print(text)
+// sectionText is one section's generated text.
+type sectionText struct {
+	s    section
+	text string
+}
+
+// output prints every section that was measured and, with -write, puts each in the
+// benchmarks file.
+func (r *report) output(ctx context.Context, o options) error {
+	texts := []sectionText{{pluginSection, r.markdown()}}
+	if r.OIDC != nil {
+		texts = append(texts, sectionText{oidcSection, r.oidcMarkdown()})
+	}
+	if len(r.Swaps) > 0 {
+		texts = append(texts, sectionText{pluginLoadSection, r.pluginLoadMarkdown()})
+	}
+	for _, t := range texts {
+		fmt.Print(t.s.heading + t.text + "\n")
+	}
 	if o.profile != "" {
 		top, err := pprofTop(ctx, o.profile)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("\nCPU profile of gatehouse under allow load (%s):\n\n%s", o.profile, top)
+		fmt.Printf("CPU profile of gatehouse under allow load (%s):\n\n%s", o.profile, top)
 	}
-	if o.write {
-		if err := updateSection(o.file, text); err != nil {
+	if !o.write {
+		return nil
+	}
+	for _, t := range texts {
+		if err := t.s.update(o.file, t.text); err != nil {
 			return err
 		}
-		progress("updated " + o.file)
 	}
+	progress("updated " + o.file)
 	return nil
 }
 

@@ -5,48 +5,56 @@ import (
 	"testing"
 )
 
-func TestReplaceSection(t *testing.T) {
+func TestSectionReplace(t *testing.T) {
 	const text = "figures\n"
+	s := pluginSection
+	start, end := s.start(), s.end()
+	other := oidcSection
 	for _, tc := range []struct {
 		name, doc, want string
 		wantErr         bool
 	}{
 		{
 			name: "new file",
-			want: "# Benchmarks\n\n" + sectionHeading + startMarker + "\nfigures\n" + endMarker + "\n",
+			want: "# Benchmarks\n\n" + s.heading + start + "\nfigures\n" + end + "\n",
 		},
 		{
 			name: "file without the section keeps what it has",
 			doc:  "# Benchmarks\n\n## OIDC\n\nlogin: 3 ms\n",
-			want: "# Benchmarks\n\n## OIDC\n\nlogin: 3 ms\n\n" + sectionHeading + startMarker + "\nfigures\n" + endMarker + "\n",
+			want: "# Benchmarks\n\n## OIDC\n\nlogin: 3 ms\n\n" + s.heading + start + "\nfigures\n" + end + "\n",
 		},
 		{
 			name: "old figures replaced, neighbours kept",
-			doc:  "# B\n\n## Plugin\n\n" + startMarker + "\nold\nlines\n" + endMarker + "\n\nanalysis\n\n## OIDC\n\nx\n",
-			want: "# B\n\n## Plugin\n\n" + startMarker + "\nfigures\n" + endMarker + "\n\nanalysis\n\n## OIDC\n\nx\n",
+			doc:  "# B\n\n## Plugin\n\n" + start + "\nold\nlines\n" + end + "\n\nanalysis\n\n## OIDC\n\nx\n",
+			want: "# B\n\n## Plugin\n\n" + start + "\nfigures\n" + end + "\n\nanalysis\n\n## OIDC\n\nx\n",
 		},
-		{name: "start only", doc: startMarker + "\nold\n", wantErr: true},
-		{name: "two starts", doc: startMarker + startMarker + endMarker, wantErr: true},
-		{name: "end before start", doc: endMarker + "\n" + startMarker + "\n", wantErr: true},
+		{
+			name: "another section's markers are left alone",
+			doc:  start + "\nold\n" + end + "\n" + other.start() + "\nkept\n" + other.end() + "\n",
+			want: start + "\nfigures\n" + end + "\n" + other.start() + "\nkept\n" + other.end() + "\n",
+		},
+		{name: "start only", doc: start + "\nold\n", wantErr: true},
+		{name: "two starts", doc: start + start + end, wantErr: true},
+		{name: "end before start", doc: end + "\n" + start + "\n", wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := replaceSection(tc.doc, text)
+			got, err := s.replace(tc.doc, text)
 			if (err != nil) != tc.wantErr {
-				t.Fatalf("replaceSection() error = %v, wantErr %v", err, tc.wantErr)
+				t.Fatalf("replace() error = %v, wantErr %v", err, tc.wantErr)
 			}
 			if got != tc.want {
-				t.Errorf("replaceSection() =\n%s\nwant\n%s", got, tc.want)
+				t.Errorf("replace() =\n%s\nwant\n%s", got, tc.want)
 			}
 		})
 	}
 }
 
-func TestReplaceSectionIsStable(t *testing.T) {
-	doc, err := replaceSection("# Benchmarks\n\nintro\n", "one\n")
+func TestSectionReplaceIsStable(t *testing.T) {
+	doc, err := oidcSection.replace("# Benchmarks\n\nintro\n", "one\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := replaceSection(doc, "two\n")
+	again, err := oidcSection.replace(doc, "two\n")
 	if err != nil {
 		t.Fatal(err)
 	}

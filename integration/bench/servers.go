@@ -102,6 +102,11 @@ func freeAddrs(n int) ([]string, error) {
 // waitReady checks s until it gives the expected answers for both paths, for up to
 // 30 seconds.
 func waitReady(ctx context.Context, s *server) error {
+	return waitUntil(ctx, s, func(ctx context.Context) error { return verify(ctx, s) })
+}
+
+// waitUntil calls probe every 100ms until it succeeds, s exits, or 30 seconds pass.
+func waitUntil(ctx context.Context, s *server, probe func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var last error
@@ -109,7 +114,7 @@ func waitReady(ctx context.Context, s *server) error {
 		if err := s.proc.exited(); err != nil {
 			return err
 		}
-		if last = verify(ctx, s); last == nil {
+		if last = probe(ctx); last == nil {
 			return nil
 		}
 		select {

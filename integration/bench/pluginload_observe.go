@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// observeEvery is how often the observer looks at gatehouse's log and at /proc.
+const observeEvery = 2 * time.Millisecond
+
+// Log messages of a plugin change (loader/watch.go, server/registry.go).
+const (
+	msgChanged  = "plugin files appeared or changed"
+	msgAccepted = "auth config accepted"
+	msgRejected = "auth config rejected"
+)
+
+// observed is what happened in gatehouse after a rename, as offsets from it; zero when
+// not seen. The log's own timestamps are whole seconds, so a line counts from when it
+// appeared in the log file.
+type observed struct {
+	Detected   time.Duration // msgChanged: the folder settled (100ms) and was hashed
+	Accepted   time.Duration // msgAccepted for loadConfigID: pre-flight, trial load, plugin.Open and the chain built
+	TrialStart time.Duration // gatehouse's child process, the trial load, first seen in /proc
+	// TrialEnd is when the child was first seen gone (or a zombie), or when Accepted
+	// was seen if that came first: gatehouse waits for the child before it goes on, so
+	// the log line proves the child gone. (The observer shares two CPUs with gatehouse
+	// and its child; a scan can come late.)
+	TrialEnd time.Duration
+	rejected string // the error of msgRejected, if logged
+}
+
+// trial is how long the trial-load child lived, or 0 when it was not seen.
+func (o observed) trial() time.Duration {
+	if o.TrialStart == 0 || o.TrialEnd == 0 {
+		return 0
+	}
+	return o.TrialEnd - o.TrialStart
+}
+
+func (o observed) summary() string {
+	return fmt.Sprintf("seen: changed %s, trial-load child %s–%s, accepted %s", o.Detected, o.TrialStart, o.TrialEnd, o.Accepted)
+}
+
+// observer follows, every observeEvery, gatehouse's log for the lines of a plugin
+// change and /proc for the child process gatehouse starts for the trial load.
+type observer struct {
+	pid     int
+	log     *os.File
+	buf     []byte
+	partial []byte
+	known   map[int]bool // pids already looked at
+	child   int
+	t0      time.Time
+	quit    chan struct{}
+	done    chan struct{}
+
+	mu       sync.Mutex
+	seen     observed
+	complete chan struct{} // closed once the change was accepted or rejected and the child is gone
+}
+
+// newObserver prepares to watch gatehouse pid, whose log is logPath, from the log's
+// current end.
+func newObserver(pid int, logPath string) (*observer, error) {
+	f, err := os.Open(logPath)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return nil, err
+	}
+	all, err := pids()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	o := &observer{pid: pid, log: f, buf: make([]byte, 64<<10), known: map[int]bool{}, quit: make(chan struct{}), done: make(chan struct{}), complete: make(chan struct{})}
+	for _, p := range all {
+		o.known[p] = true
+	}
+	return o, nil
+}
+
+// start sets the time offsets count from and starts watching.
+func (o *observer) start() {
+	o.t0 = time.Now()
+	go o.run()
+}
+
+func (o *observer) since() time.Duration { return time.Since(o.t0) }
+
+func (o *observer) run() {
+	defer close(o.done)
+	tick := time.NewTicker(observeEvery)
+	defer tick.Stop()
+	for {
+		o.scanChildren()
+		o.readLog()
+		select {
+		case <-o.quit:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// wait returns what was seen once the change completed, or when ctx ends.
+func (o *observer) wait(ctx context.Context) observed {
+	select {
+	case <-o.complete:
+	case <-ctx.Done():
+	}
+	return o.stop()
+}
+
+// stop ends the watch and returns what was seen.
+func (o *observer) stop() observed {
+	close(o.quit)
+	<-o.done
+	o.log.Close()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.seen
+}
+
+func (o *observer) scanChildren() {
+	switch {
+	case o.child < 0: // seen and gone
+		return
+	case o.child == 0:
+		all, err := pids()
+		if err != nil {
+			return
+		}
+		for _, p := range all {
+			if o.known[p] {
+				continue
+			}
+			o.known[p] = true
+			if st, err := readProcStat(p); err == nil && st.ppid == o.pid && st.state != 'Z' {
+				o.child = p
+				o.record(func(s *observed) { s.TrialStart = o.since() })
+				return
+			}
+		}
+	default:
+		if st, err := readProcStat(o.child); err != nil || st.state == 'Z' || st.ppid != o.pid {
+			o.child = -1
+			o.record(func(s *observed) { s.TrialEnd = o.since() })
+		}
+	}
+}
+
+func (o *observer) readLog() {
+	for {
+		n, _ := o.log.Read(o.buf)
+		if n == 0 {
+			return
+		}
+		o.partial = append(o.partial, o.buf[:n]...)
+		for {
+			i := bytes.IndexByte(o.partial, '\n')
+			if i < 0 {
+				break
+			}
+			o.line(o.partial[:i])
+			o.partial = o.partial[i+1:]
+		}
+	}
+}
+
+func (o *observer) line(b []byte) {
+	var ev struct {
+		Message  string `json:"message"`
+		ConfigID string `json:"config_id"`
+		Error    string `json:"error"`
+	}
+	if json.Unmarshal(b, &ev) != nil {
+		return
+	}
+	at := o.since()
+	switch {
+	case ev.Message == msgChanged:
+		o.record(func(s *observed) { s.Detected = at })
+	case ev.Message == msgAccepted && ev.ConfigID == loadConfigID:
+		o.record(func(s *observed) {
+			s.Accepted = at
+			if s.TrialStart != 0 && s.TrialEnd == 0 {
+				s.TrialEnd = at
+				o.child = -1
+			}
+		})
+	case ev.Message == msgRejected && ev.ConfigID == loadConfigID:
+		o.record(func(s *observed) { s.rejected = ev.Error })
+	}
+}
+
+// record updates what was seen under the lock and closes complete when the change is over.
+func (o *observer) record(f func(*observed)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	f(&o.seen)
+	over := o.seen.Accepted != 0 || o.seen.rejected != ""
+	if over && o.child != 0 && o.seen.TrialEnd == 0 {
+		over = false // the child was seen and has not been seen gone yet
+	}
+	if over {
+		select {
+		case <-o.complete:
+		default:
+			close(o.complete)
+		}
+	}
+}
