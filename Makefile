@@ -43,7 +43,7 @@ unit:
 integration:
 	$(GO) test -count=1 -timeout 30m ./integration/...
 
-bench:
+bench: deps
 	$(GO) run ./integration/bench
 
 PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12

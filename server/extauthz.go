@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"github.com/rs/zerolog"
@@ -23,11 +24,16 @@ type Authorizer struct {
 	reg     *Registry
 	log     zerolog.Logger
 	metrics *Metrics
+	// unknown logs denials for config_ids that do not serve, sampled: traffic to a
+	// rejected AuthConfig would otherwise write a line per request. The metric counts
+	// every one.
+	unknown zerolog.Logger
 }
 
 // NewAuthorizer returns the ext_authz service for reg. metrics may be nil.
 func NewAuthorizer(reg *Registry, log zerolog.Logger, metrics *Metrics) *Authorizer {
-	return &Authorizer{reg: reg, log: log, metrics: metrics}
+	return &Authorizer{reg: reg, log: log, metrics: metrics,
+		unknown: log.Sample(&zerolog.BurstSampler{Burst: 10, Period: time.Second})}
 }
 
 // Check looks up the chain named by config_id, runs it and answers Envoy.
@@ -41,7 +47,7 @@ func (a *Authorizer) check(ctx context.Context, req *authv3.CheckRequest, raw []
 	id := ar.ContextExtensions[ConfigIDKey]
 	c, ok := a.reg.Lookup(id)
 	if !ok {
-		a.log.Warn().Str("config_id", id).Str("request_id", ar.RequestID).Msg("no auth config with this config_id is serving; denying")
+		a.unknown.Warn().Str("config_id", id).Str("request_id", ar.RequestID).Msg("no auth config with this config_id is serving; denying")
 		a.metrics.observe(id, outcomeUnknownConfig)
 		return checkResponse(pluginapi.Forbidden()), nil
 	}
