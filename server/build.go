@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
 
@@ -23,6 +24,9 @@ type Builder struct {
 	Plugins PluginSource
 	// OIDC holds the logger and HTTP client of built-in OIDC steps.
 	OIDC oidc.Options
+	// StartTimeout bounds building and starting one plugin step (DefaultStartTimeout
+	// when zero).
+	StartTimeout time.Duration
 }
 
 // Build is a BuildFunc. Errors name the step by its AuthConfig field path.
@@ -68,14 +72,44 @@ func (b *Builder) pluginStep(ctx context.Context, p *extauthv1.PluginAuth) (chai
 			return nil, fmt.Errorf("config: %w", err)
 		}
 	}
-	svc, err := loader.NewService(ctx, plug, raw)
+	svc, err := b.startService(ctx, plug, raw)
 	if err != nil {
 		return nil, err
 	}
-	if err := loader.Start(ctx, svc); err != nil {
-		return nil, err
-	}
 	return &PluginStep{name: "step/" + p.GetName(), file: p.GetPluginFileName(), svc: svc}, nil
+}
+
+// DefaultStartTimeout bounds NewConfigInstance, GetAuthService and Start of one step.
+const DefaultStartTimeout = 10 * time.Second
+
+// startService builds and starts the plugin's service on its own goroutine, so a
+// plugin that never returns from GetAuthService or Start cannot hold up every other
+// config change: past the timeout the step is rejected and the call abandoned.
+func (b *Builder) startService(ctx context.Context, plug pluginapi.ExtAuthPlugin, raw []byte) (pluginapi.AuthService, error) {
+	timeout := b.StartTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	type result struct {
+		svc pluginapi.AuthService
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		svc, err := loader.NewService(ctx, plug, raw)
+		if err == nil {
+			err = loader.Start(ctx, svc)
+		}
+		done <- result{svc, err}
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.svc, r.err
+	case <-t.C:
+		return nil, fmt.Errorf("NewConfigInstance, GetAuthService and Start did not return within %s; the call is abandoned (a plugin must not block there: start background work in a goroutine that ends when Start's context is cancelled)", timeout)
+	}
 }
 
 // PluginStep runs a plugin's AuthService as a chain step.

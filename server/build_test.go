@@ -279,3 +279,38 @@ func TestBuilderThroughRegistry(t *testing.T) {
 		t.Errorf("last good chain no longer allows: %+v", out)
 	}
 }
+
+// TestBuilderAbandonsAStartThatNeverReturns: a plugin that blocks in Start (or
+// GetAuthService) is rejected after StartTimeout instead of holding every config
+// change behind it, and the context it was given is cancelled so it can still end.
+func TestBuilderAbandonsAStartThatNeverReturns(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	startCtx := make(chan context.Context, 1)
+	blocking := &fakePlugin{start: func(ctx context.Context) error {
+		startCtx <- ctx
+		<-release
+		return nil
+	}}
+	b := &server.Builder{
+		Plugins:      &fakePlugins{plugins: map[string]pluginapi.ExtAuthPlugin{"block.so/Plugin": blocking}},
+		StartTimeout: 50 * time.Millisecond,
+	}
+	reg := server.NewRegistry(b.Build, testLogger(t))
+	t.Cleanup(reg.Close)
+	cfg := &extauthv1.ExtAuthConfig{ConfigId: "ns.block", Steps: []*extauthv1.Step{
+		pluginStep("block", "block.so", "Plugin", map[string]any{"RequiredHeader": "x", "AllowedValues": []any{"a"}}),
+	}}
+	st := reg.Apply([]*extauthv1.ExtAuthConfig{cfg}, nil)
+	if len(st) != 1 || st[0].State != server.StateRejected || !strings.Contains(st[0].Reason, "did not return within 50ms") {
+		t.Fatalf("status %+v, want Rejected naming the start timeout", st)
+	}
+	select {
+	case ctx := <-startCtx:
+		if ctx.Err() == nil {
+			t.Error("the abandoned Start's context is not cancelled")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Start was never called")
+	}
+}
