@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
+	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/server"
 )
 
@@ -43,6 +44,37 @@ func TestSwap(t *testing.T) {
 		srvInstall(t, v1, dir, "versioned.so")
 		s := startSrv(t, gatehouse, dir, versioned)
 		swapUnderLoad(t, s, "v1", "v2", func() time.Time { return srvInstall(t, v2, dir, "versioned.so") })
+	})
+
+	t.Run("a file written in place in two halves serves without a failed Check", func(t *testing.T) {
+		dir := t.TempDir()
+		srvInstall(t, v1, dir, "versioned.so")
+		s := startSrv(t, gatehouse, dir, versioned)
+		swapUnderLoad(t, s, "v1", "v2", func() time.Time {
+			// A slow copy: the first half, a pause longer than the watcher's settle
+			// time, then the rest. The half-written file must be refused (truncated)
+			// while v1 keeps serving, and the complete one served.
+			data, err := os.ReadFile(v2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(filepath.Join(dir, "versioned.so"), os.O_WRONLY|os.O_TRUNC, 0o755)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.Write(data[:len(data)/2]); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(3 * loader.WatchSettle)
+			if _, err := f.Write(data[len(data)/2:]); err != nil {
+				t.Fatal(err)
+			}
+			return time.Now()
+		})
+		if !strings.Contains(s.proc.Output(), "truncated") {
+			t.Errorf("the half-written file was not seen and refused as truncated; the test did not exercise what it means to")
+		}
 	})
 
 	t.Run("a Kubernetes-style ..data symlink swap serves without a failed Check", func(t *testing.T) {
