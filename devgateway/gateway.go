@@ -77,7 +77,9 @@ func (g *Gateway) Update(cfg Config) error {
 // ServeHTTP matches the route, runs ext_authz if the route has it, and proxies.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := g.table.Load()
-	rt, ok := t.match(r.Host, r.URL.Path)
+	// Envoy matches prefixes on :path as sent, not percent-decoded: "/public%2F.." is
+	// not under "/public/".
+	rt, ok := t.match(r.Host, r.URL.EscapedPath())
 	if !ok {
 		w.WriteHeader(http.StatusNotFound)
 		return
