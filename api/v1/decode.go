@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -97,8 +98,8 @@ func (s *Set) Add(data []byte, source string) error {
 			errs = append(errs, fmt.Errorf("%s: document %d: %w", source, doc, err))
 			break
 		}
-		if err := s.addNode(&node); err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", source, contentLine(&node), err))
+		for _, e := range s.addNode(&node) {
+			errs = append(errs, fmt.Errorf("%s:%d: %w", source, e.line, e.err))
 		}
 	}
 	return errors.Join(errs...)
@@ -113,41 +114,77 @@ func contentLine(doc *yaml.Node) int {
 	return doc.Line
 }
 
-func (s *Set) addNode(node *yaml.Node) error {
+// lineError is a problem of a document and the line it is on.
+type lineError struct {
+	line int
+	err  error
+}
+
+// addNode decodes one document into s. Everything wrong with the fields of a known
+// resource is returned, each at its own line; anything else at the document's line.
+func (s *Set) addNode(doc *yaml.Node) []lineError {
+	line := contentLine(doc)
+	at := func(err error) []lineError { return []lineError{{line: line, err: err}} }
 	var generic any
-	if err := node.Decode(&generic); err != nil {
-		return err
+	if err := doc.Decode(&generic); err != nil {
+		return at(err)
 	}
 	if generic == nil {
 		return nil // an empty document, as after a trailing "---"
 	}
-	raw, err := json.Marshal(generic)
+	d := document{root: resolve(doc.Content[0]), generic: generic, line: line}
+	tm, err := typeMeta(d.root)
 	if err != nil {
-		return err
-	}
-	var tm TypeMeta
-	if err := json.Unmarshal(raw, &tm); err != nil {
-		return fmt.Errorf("not a resource: %w", err)
+		return at(fmt.Errorf("not a resource: %w", err))
 	}
 	switch {
 	case tm.Kind == KindAuthConfig && tm.APIVersion == AuthConfigAPIVersion:
-		return decodeInto(raw, tm.Kind, &s.AuthConfigs)
+		return decodeInto(d, tm.Kind, &s.AuthConfigs)
 	case tm.Kind == KindVirtualService && tm.APIVersion == VirtualServiceAPIVersion:
-		return decodeInto(raw, tm.Kind, &s.VirtualServices)
+		return decodeInto(d, tm.Kind, &s.VirtualServices)
 	case tm.Kind == KindUpstream && tm.APIVersion == CoreAPIVersion:
-		return decodeInto(raw, tm.Kind, &s.Upstreams)
+		return decodeInto(d, tm.Kind, &s.Upstreams)
 	case tm.Kind == KindSettings && tm.APIVersion == CoreAPIVersion:
-		return decodeInto(raw, tm.Kind, &s.Settings)
+		return decodeInto(d, tm.Kind, &s.Settings)
 	case tm.Kind == KindSecret && tm.APIVersion == SecretAPIVersion:
-		return decodeInto(raw, tm.Kind, &s.Secrets)
+		return decodeInto(d, tm.Kind, &s.Secrets)
 	case tm.Kind == "" || tm.APIVersion == "":
-		return errors.New("apiVersion and kind are required")
+		return at(errors.New("apiVersion and kind are required"))
 	case knownKind(tm.Kind):
-		return fmt.Errorf("%s: apiVersion %q is not served; use %q", tm.Kind, tm.APIVersion, apiVersionOf(tm.Kind))
+		return at(fmt.Errorf("%s: apiVersion %q is not served; use %q", tm.Kind, tm.APIVersion, apiVersionOf(tm.Kind)))
 	default:
 		s.Skipped++
 		return nil
 	}
+}
+
+// document is one YAML document, as nodes (for lines and field paths) and as the
+// generic value encoding/json decodes from.
+type document struct {
+	root    *yaml.Node
+	generic any
+	line    int
+}
+
+// typeMeta reads apiVersion and kind; a missing one is left empty.
+func typeMeta(root *yaml.Node) (TypeMeta, error) {
+	if root.Kind != yaml.MappingNode {
+		return TypeMeta{}, fmt.Errorf("want a mapping with apiVersion and kind, got %s", describe(root))
+	}
+	var tm TypeMeta
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"apiVersion", &tm.APIVersion}, {"kind", &tm.Kind}} {
+		if _, v := lookup(root, f.key); !isNull(v) {
+			s, ok := stringValue(v)
+			if !ok {
+				return TypeMeta{}, fmt.Errorf("%s: want a string, got %s", f.key, describe(v))
+			}
+			*f.dst = s
+		}
+	}
+	return tm, nil
 }
 
 // object is a pointer to a resource type.
@@ -156,22 +193,63 @@ type object[T any] interface {
 	Meta() *Metadata
 }
 
-func decodeInto[T any, P object[T]](raw []byte, kind string, list *[]*T) error {
+// decodeInto checks every field of d against T, then decodes it with encoding/json
+// (strict, as a last guard) and appends it to list. Problems are reported as
+// "<kind> <namespace>.<name>: <field path>: <problem>", all of them, in line order.
+func decodeInto[T any, P object[T]](d document, kind string, list *[]*T) []lineError {
+	id, named, mdLine := identify(d, kind)
+	var errs []lineError
+	for _, fe := range checkFields(d.root, reflect.TypeFor[T]()) {
+		errs = append(errs, lineError{line: fe.line, err: fmt.Errorf("%s: %w", id, fe)})
+	}
+	if !named {
+		errs = append(errs, lineError{line: mdLine, err: fmt.Errorf("%s: metadata.name is required", kind)})
+	}
+	if len(errs) > 0 {
+		sort.SliceStable(errs, func(i, j int) bool { return errs[i].line < errs[j].line })
+		return errs
+	}
+	at := func(err error) []lineError { return []lineError{{line: d.line, err: fmt.Errorf("%s: %w", id, err)}} }
+	raw, err := json.Marshal(d.generic)
+	if err != nil {
+		return at(err)
+	}
 	v := P(new(T))
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%s: %w", kind, err)
+		return at(err)
 	}
-	md := v.Meta()
-	if md.Name == "" {
-		return fmt.Errorf("%s: metadata.name is required", kind)
-	}
-	if md.Namespace == "" {
+	if md := v.Meta(); md.Namespace == "" {
 		md.Namespace = DefaultNamespace
 	}
 	*list = append(*list, (*T)(v))
 	return nil
+}
+
+// identify names a resource in errors ("AuthConfig ns.name", or the kind alone when
+// it has no usable name), says whether metadata.name is given, and returns the line a
+// missing name is reported at: that of metadata, or of the document.
+func identify(d document, kind string) (id string, named bool, mdLine int) {
+	mdKey, md := lookup(d.root, "metadata")
+	mdLine = d.line
+	if mdKey != nil {
+		mdLine = mdKey.Line
+	}
+	_, nameNode := lookup(md, "name")
+	// A name that is there but not a string is a field error, not a missing name.
+	name, isString := stringValue(nameNode)
+	named = !isNull(nameNode) && (!isString || name != "")
+	if name == "" {
+		return kind, named, mdLine
+	}
+	ns := DefaultNamespace
+	if _, nsNode := lookup(md, "namespace"); nsNode != nil {
+		if v, ok := stringValue(nsNode); ok && v != "" {
+			ns = v
+		}
+	}
+	return kind + " " + ns + "." + name, named, mdLine
 }
 
 func knownKind(kind string) bool { return apiVersionOf(kind) != "" }

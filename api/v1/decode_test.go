@@ -128,7 +128,7 @@ func TestAddErrors(t *testing.T) {
 		wantSkipped     int
 	}{
 		{
-			name: "unknown field names the document's line",
+			name: "unknown field names its own line and path, and the likely field",
 			yaml: `apiVersion: enterprise.gateway.gatehouse.dev/v1
 kind: AuthConfig
 metadata: {name: good}
@@ -140,7 +140,7 @@ kind: AuthConfig
 metadata: {name: bad}
 spec: {configz: []}
 `,
-			wantErrs:        []string{`in.yaml:7: AuthConfig: json: unknown field "configz"`},
+			wantErrs:        []string{`in.yaml:10: AuthConfig default.bad: spec.configz: unknown field (did you mean configs?)`},
 			wantAuthConfigs: []string{"default.good"},
 		},
 		{
@@ -150,7 +150,7 @@ kind: AuthConfig
 metadata: {name: bad}
 spec: {configs: [{pluginAuth: {name: a, fileName: a.so}}]}
 `,
-			wantErrs: []string{`in.yaml:1: AuthConfig: json: unknown field "fileName"`},
+			wantErrs: []string{`in.yaml:4: AuthConfig default.bad: spec.configs[0].pluginAuth.fileName: unknown field`},
 		},
 		{
 			name: "known kind with another apiVersion",
@@ -173,12 +173,12 @@ metadata: {name: c}
 			},
 		},
 		{
-			name: "missing name",
+			name: "missing name is reported at metadata",
 			yaml: `apiVersion: core.gatehouse.dev/v1
 kind: Settings
 metadata: {namespace: x}
 `,
-			wantErrs: []string{`in.yaml:1: Settings: metadata.name is required`},
+			wantErrs: []string{`in.yaml:3: Settings: metadata.name is required`},
 		},
 		{
 			name: "missing kind or apiVersion",
@@ -196,7 +196,7 @@ metadata: {name: b}
 		{
 			name:     "not a mapping",
 			yaml:     "just a string\n",
-			wantErrs: []string{`in.yaml:1: not a resource: json: cannot unmarshal string into Go value of type v1.TypeMeta`},
+			wantErrs: []string{`in.yaml:1: not a resource: want a mapping with apiVersion and kind, got a string`},
 		},
 		{
 			name: "bad base64 in a Secret",
@@ -205,7 +205,7 @@ kind: Secret
 metadata: {name: s}
 data: {client-secret: "not base64!"}
 `,
-			wantErrs: []string{`in.yaml:1: Secret: illegal base64 data at input byte 3`},
+			wantErrs: []string{`in.yaml:4: Secret default.s: data.client-secret: want a base64 string: illegal base64 data at input byte 3`},
 		},
 		{
 			name: "invalid YAML stops reading but keeps what came before",
@@ -240,8 +240,8 @@ kind: AuthConfig
 metadata: {}
 `,
 			wantErrs: []string{
-				`in.yaml:1: Upstream: json: unknown field "prot"`,
-				`in.yaml:14: AuthConfig: metadata.name is required`,
+				`in.yaml:4: Upstream default.u: spec.static.hosts[0].prot: unknown field (did you mean port?)`,
+				`in.yaml:16: AuthConfig: metadata.name is required`,
 			},
 			wantAuthConfigs: []string{"default.ok"},
 			wantSkipped:     1,
@@ -336,8 +336,8 @@ func TestLoad(t *testing.T) {
 			},
 			wantIDs: []string{"default.a", "default.b"},
 			wantErrs: []string{
-				`a.yaml:6: Secret: json: unknown field "bogus"`,
-				`c.yaml:1: Upstream: metadata.name is required`,
+				`a.yaml:9: Secret default.s: bogus: unknown field`,
+				`c.yaml:3: Upstream: metadata.name is required`,
 			},
 		},
 		{

@@ -2,7 +2,10 @@
 // Upstream, Settings and the Secret shapes they reference) and decodes them from YAML.
 //
 // The types mirror the YAML field names exactly; decoding is strict, so a misspelt
-// field is an error rather than a silently ignored setting.
+// field is an error rather than a silently ignored setting. Every unknown field and
+// wrongly typed value of a document is reported at once, each with its line and path:
+//
+//	x.yaml:6: AuthConfig default.plugin-auth: spec.configs[0].pluginAut: unknown field (did you mean pluginAuth?)
 package v1
 
 // API groups and kinds, as written in apiVersion and kind.

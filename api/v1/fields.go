@@ -1,0 +1,262 @@
+package v1
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// fieldError is one problem with a field of a document: a name the resource type does
+// not have or a value of the wrong type. Path uses the YAML's names
+// (spec.configs[0].pluginAuth); line is where the field is written.
+type fieldError struct {
+	line int
+	path string
+	msg  string
+}
+
+func (e fieldError) Error() string { return e.path + ": " + e.msg }
+
+// checkFields walks a document's node tree against the Go type it decodes into and
+// returns every unknown field and type mismatch, so that one run shows them all with
+// their paths rather than encoding/json's first, pathless error. It follows what
+// encoding/json would accept, except that field names must match exactly (json also
+// takes other cases) and dates must be quoted where a string is wanted (json would
+// take the date rewritten as RFC 3339).
+func checkFields(root *yaml.Node, t reflect.Type) []fieldError {
+	var c checker
+	c.check(root, t, "", root.Line)
+	return c.errs
+}
+
+type checker struct{ errs []fieldError }
+
+func (c *checker) fail(line int, path, format string, args ...any) {
+	c.errs = append(c.errs, fieldError{line: line, path: path, msg: fmt.Sprintf(format, args...)})
+}
+
+func (c *checker) wrongType(n *yaml.Node, line int, path, want string) {
+	c.fail(line, path, "want %s, got %s", want, describe(n))
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// check reports the problems of n as a value of type t; line is that of the field
+// (the key for a mapping entry, the item for a list entry).
+func (c *checker) check(n *yaml.Node, t reflect.Type, path string, line int) {
+	if isNull(n) {
+		return // null leaves any field at its zero value
+	}
+	n = resolve(n)
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		// Free-form, such as a plugin's config (json.RawMessage), which is checked later
+		// against the plugin's own type; only what JSON cannot hold is reported here.
+		c.checkKeys(n, path)
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		c.check(n, t.Elem(), path, line)
+	case reflect.Struct:
+		c.checkStruct(n, t, path, line)
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			c.wrongType(n, line, path, "a mapping")
+			return
+		}
+		for _, kv := range pairs(n) {
+			p := join(path, kv[0].Value)
+			if kv[0].Tag != "!!str" {
+				c.fail(kv[0].Line, p, "key is %s; quote it to make it a string", describe(kv[0]))
+				continue
+			}
+			c.check(kv[1], t.Elem(), p, kv[0].Line)
+		}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			c.checkBase64(n, path, line)
+			return
+		}
+		if n.Kind != yaml.SequenceNode {
+			c.wrongType(n, line, path, "a list")
+			return
+		}
+		for i, item := range n.Content {
+			c.check(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), item.Line)
+		}
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode || n.Tag == "!!int" || n.Tag == "!!float" || n.Tag == "!!bool" {
+			c.wrongType(n, line, path, "a string")
+		} else if n.Tag == "!!timestamp" {
+			c.fail(line, path, "want a string, got a date; quote it")
+		}
+	case reflect.Bool:
+		if n.Tag != "!!bool" {
+			c.wrongType(n, line, path, "a boolean (true or false)")
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if msg := checkInteger(n, t); msg != "" {
+			c.fail(line, path, "want an integer, got %s", msg)
+		}
+	case reflect.Float32, reflect.Float64:
+		if n.Tag != "!!int" && n.Tag != "!!float" {
+			c.wrongType(n, line, path, "a number")
+		}
+	}
+}
+
+func (c *checker) checkStruct(n *yaml.Node, t reflect.Type, path string, line int) {
+	if n.Kind != yaml.MappingNode {
+		c.wrongType(n, line, path, "a mapping")
+		return
+	}
+	fields := jsonFields(t)
+	for _, kv := range pairs(n) {
+		k := kv[0]
+		ft, ok := fields[k.Value]
+		if !ok || k.Tag != "!!str" {
+			msg := "unknown field"
+			if s := suggest(k.Value, fields); s != "" {
+				msg += " (did you mean " + s + "?)"
+			}
+			c.fail(k.Line, join(path, k.Value), "%s", msg)
+			continue
+		}
+		c.check(kv[1], ft, join(path, k.Value), k.Line)
+	}
+}
+
+// checkBase64 checks a []byte field, which JSON (and so YAML here) writes as base64.
+// The value may be a secret: the error gives the position, never the text.
+func (c *checker) checkBase64(n *yaml.Node, path string, line int) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		c.wrongType(n, line, path, "a base64 string")
+		return
+	}
+	if _, err := base64.StdEncoding.DecodeString(n.Value); err != nil {
+		c.fail(line, path, "want a base64 string: %v", err)
+	}
+}
+
+// checkKeys reports what JSON cannot hold in free-form content: keys that are not
+// strings, infinity and NaN.
+func (c *checker) checkKeys(n *yaml.Node, path string) {
+	switch n = resolve(n); n.Kind {
+	case yaml.MappingNode:
+		for _, kv := range pairs(n) {
+			p := join(path, kv[0].Value)
+			if kv[0].Tag != "!!str" {
+				c.fail(kv[0].Line, p, "key is %s; quote it to make it a string", describe(kv[0]))
+				continue
+			}
+			c.checkKeys(kv[1], p)
+		}
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			c.checkKeys(item, fmt.Sprintf("%s[%d]", path, i))
+		}
+	case yaml.ScalarNode:
+		var f float64
+		if n.Tag == "!!float" && n.Decode(&f) == nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
+			c.fail(n.Line, path, "JSON has no infinity or NaN; quote it to make it a string")
+		}
+	}
+}
+
+// checkInteger returns what n is when it is not an integer that fits t, or "".
+func checkInteger(n *yaml.Node, t reflect.Type) string {
+	switch n.Tag {
+	case "!!int":
+		if n.Decode(reflect.New(t).Interface()) != nil {
+			return "a number out of range"
+		}
+		return ""
+	case "!!float":
+		// JSON has one number type; 1e3 or 80.0 decode as integers, as they would from JSON.
+		var f float64
+		if n.Decode(&f) != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
+			return "a number with a fraction"
+		}
+		v := reflect.New(t).Elem()
+		if math.Abs(f) > 1<<53 || (v.CanInt() && v.OverflowInt(int64(f))) ||
+			(v.CanUint() && (f < 0 || v.OverflowUint(uint64(f)))) {
+			return "a number out of range"
+		}
+		return ""
+	}
+	return describe(n)
+}
+
+// describe names what a node holds, for "want X, got Y" messages; never its value.
+func describe(n *yaml.Node) string {
+	n = resolve(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	switch n.Tag {
+	case "!!str":
+		return "a string"
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "a boolean"
+	case "!!null":
+		return "null"
+	case "!!timestamp":
+		return "a date"
+	}
+	return strconv.Quote(n.Tag) + " value"
+}
+
+// jsonFields maps the JSON names of t's fields to their types, as encoding/json sees them:
+// the name is the json tag's before the comma, or the Go name; "-" hides a field; an
+// embedded struct without a name (TypeMeta, tagged ",inline") lends its fields.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	fields := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if name == "-" {
+			continue
+		}
+		ft := sf.Type
+		if sf.Anonymous && name == "" {
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for n, f := range jsonFields(ft) {
+					if _, ok := fields[n]; !ok {
+						fields[n] = f
+					}
+				}
+				continue
+			}
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		fields[name] = sf.Type
+	}
+	return fields
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
