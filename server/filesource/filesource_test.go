@@ -179,7 +179,7 @@ func TestLoad(t *testing.T) {
 		{
 			name:    "bad document: nothing applied",
 			files:   map[string]string{"a.yaml": authConfig("a"), "b.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nbogus: 1\n"},
-			wantErr: `b.yaml:1: Secret: json: unknown field "bogus"`,
+			wantErr: `b.yaml:4: Secret default.s: bogus: unknown field`,
 		},
 		{
 			name:    "missing",
