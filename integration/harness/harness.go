@@ -7,6 +7,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -77,19 +78,29 @@ func (p *process) Output() string { return p.out.String() }
 // waitTCP waits until addr accepts connections, the process exits, or the timeout passes.
 func (p *process) waitTCP(t testing.TB, addr string, timeout time.Duration) {
 	t.Helper()
+	if err := p.listening(addr, timeout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// errExited is returned by listening when the process ended before it listened, as
+// when another process took its port between FreePort and the bind.
+var errExited = errors.New("exited before listening")
+
+func (p *process) listening(addr string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	for {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			c.Close()
-			return
+			return nil
 		}
 		select {
 		case <-p.done:
-			t.Fatalf("harness: %s exited before listening on %s:\n%s", p.name, addr, p.Output())
+			return fmt.Errorf("harness: %s %w on %s:\n%s", p.name, errExited, addr, p.Output())
 		case <-ctx.Done():
-			t.Fatalf("harness: %s did not listen on %s within %s:\n%s", p.name, addr, timeout, p.Output())
+			return fmt.Errorf("harness: %s did not listen on %s within %s:\n%s", p.name, addr, timeout, p.Output())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}

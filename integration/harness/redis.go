@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bufio"
+	"errors"
 	"net"
 	"os/exec"
 	"strconv"
@@ -23,15 +24,25 @@ func StartRedis(t testing.TB) *Redis {
 	if err != nil {
 		mustExist(t, "/usr/bin/redis-server", "redis-server")
 	}
-	port := FreePort(t)
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", t.TempDir())
-	r := &Redis{Addr: addr(port), p: start(t, "redis-server", cmd)}
-	r.p.waitTCP(t, r.Addr, 10*time.Second)
-	if got, err := r.Do("PING"); err != nil || got != "+PONG" {
-		t.Fatalf("harness: redis-server on %s answered PING with %q, %v", r.Addr, got, err)
+	// A free port can be taken by someone else before redis-server binds it (tests
+	// run in parallel); then redis-server exits at once and another port is tried.
+	for attempt := 1; ; attempt++ {
+		port := FreePort(t)
+		cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", t.TempDir())
+		r := &Redis{Addr: addr(port), p: start(t, "redis-server", cmd)}
+		err := r.p.listening(r.Addr, 10*time.Second)
+		if errors.Is(err, errExited) && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.Do("PING"); err != nil || got != "+PONG" {
+			t.Fatalf("harness: redis-server on %s answered PING with %q, %v", r.Addr, got, err)
+		}
+		return r
 	}
-	return r
 }
 
 // Stop stops the server now (the tests of an unreachable store use this).
