@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"net/http"
 	"os"
 	"os/exec"
@@ -44,10 +45,32 @@ func StartProvider(t testing.TB, o ProviderOptions) *Provider {
 	if err != nil {
 		mustExist(t, "/usr/bin/node", "node")
 	}
-	port := o.Port
-	if port == 0 {
-		port = FreePort(t)
+	// A free port can be taken by someone else before node binds it; with no port
+	// given, another one is tried when the provider exits at once.
+	for attempt := 1; ; attempt++ {
+		port := o.Port
+		if port == 0 {
+			port = FreePort(t)
+		}
+		p := startProvider(t, node, dir, port, o)
+		err := p.p.listening(addr(port), 20*time.Second)
+		if errors.Is(err, errExited) && o.Port == 0 && attempt < 3 {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(p.Issuer + "/.well-known/openid-configuration")
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("harness: oidc-provider discovery: %v %v\n%s", err, resp, p.p.Output())
+		}
+		resp.Body.Close()
+		return p
 	}
+}
+
+func startProvider(t testing.TB, node, dir string, port int, o ProviderOptions) *Provider {
+	t.Helper()
 	cmd := exec.Command(node, "provider.js")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
@@ -63,14 +86,7 @@ func StartProvider(t testing.TB, o ProviderOptions) *Provider {
 	if o.IDTokenTTL > 0 {
 		cmd.Env = append(cmd.Env, "ID_TOKEN_TTL="+strconv.Itoa(int(o.IDTokenTTL/time.Second)))
 	}
-	p := &Provider{Issuer: "http://" + addr(port), Port: port, p: start(t, "oidc-provider", cmd)}
-	p.p.waitTCP(t, addr(port), 20*time.Second)
-	resp, err := http.Get(p.Issuer + "/.well-known/openid-configuration")
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("harness: oidc-provider discovery: %v %v\n%s", err, resp, p.p.Output())
-	}
-	resp.Body.Close()
-	return p
+	return &Provider{Issuer: "http://" + addr(port), Port: port, p: start(t, "oidc-provider", cmd)}
 }
 
 // Stop stops the provider now (the tests of a provider that went away use this).
