@@ -14,6 +14,7 @@ import (
 	"gatehouse.dev/gatehouse/integration/testbin"
 	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/server"
+	"gatehouse.dev/gatehouse/server/chain"
 )
 
 // TestABIServer runs the real `gatehouse extauth` with bad plugins and plugins that fail
@@ -325,6 +326,24 @@ func testServerPluginFaults(t *testing.T, gatehouse string, b *abiBuilds) {
 		if v := checks("default.stuck", "deadline"); v != 1 {
 			t.Errorf("checks_total{outcome=deadline} = %v, want 1", v)
 		}
+		// Which plugin is stuck is in the metric, the status and the log.
+		stuck := map[string]string{"config_id": "default.stuck", "step": "step/stuck", "plugin": "stuck.so"}
+		if v := s.metric(t, "gatehouse_extauth_stuck_step_calls", stuck); v != 1 {
+			t.Errorf("gatehouse_extauth_stuck_step_calls%v = %v while the call runs, want 1", stuck, v)
+		}
+		wantStuck := []chain.StuckStep{{Step: "step/stuck", Plugin: "stuck.so", Calls: 1}}
+		if diff := cmp.Diff(wantStuck, s.statuses(t)["default.stuck"].Stuck); diff != "" {
+			t.Errorf("status of default.stuck while the call runs (-want +got):\n%s", diff)
+		}
+		logged := 0
+		for _, l := range s.logs("warn", "step call passed its deadline and still runs; the plugin ignores its context") {
+			if l.str("config_id") == "default.stuck" && l.str("step") == "step/stuck" && l.str("plugin") == "stuck.so" {
+				logged++
+			}
+		}
+		if logged != 1 {
+			t.Errorf("%d WARN log lines name the stuck plugin, want 1", logged)
+		}
 		if got := s.verdict(t, "default.good", alpha); !cmp.Equal(got, srvMatched) {
 			t.Errorf("default.good while the abandoned call runs: %v, want allowed", got)
 		}
@@ -332,6 +351,9 @@ func testServerPluginFaults(t *testing.T, gatehouse string, b *abiBuilds) {
 		testbin.Eventually(t, 10*time.Second, func() error {
 			if v := abandoned(); v != 0 {
 				return fmt.Errorf("gatehouse_extauth_abandoned_step_calls = %v after the call returned, want 0", v)
+			}
+			if v := s.metric(t, "gatehouse_extauth_stuck_step_calls", stuck); v != -1 {
+				return fmt.Errorf("gatehouse_extauth_stuck_step_calls%v = %v after the call returned, want no series", stuck, v)
 			}
 			return nil
 		})

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"strconv"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"gatehouse.dev/gatehouse/server/chain"
@@ -36,10 +38,27 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	abandoned := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "gatehouse_extauth_abandoned_step_calls",
-		Help: "Step calls that passed their deadline and have not returned yet (bounded by the server).",
+		Help: "Step calls, over every step, that passed their deadline and have not returned yet.",
 	}, func() float64 { return float64(chain.Abandoned()) })
-	reg.MustRegister(m.checks, m.status, abandoned)
+	reg.MustRegister(m.checks, m.status, abandoned, stuckCollector{})
 	return m
+}
+
+var stuckDesc = prometheus.NewDesc("gatehouse_extauth_stuck_step_calls",
+	"Calls of a step that passed their deadline and have not returned yet, by config_id, step and plugin file; a step with "+
+		strconv.Itoa(chain.MaxCallsPerStep)+" calls running denies at once, and only it.",
+	[]string{"config_id", "step", "plugin"}, nil)
+
+// stuckCollector reports the steps with stuck calls, including steps of configs that
+// changed since, until their calls return.
+type stuckCollector struct{}
+
+func (stuckCollector) Describe(ch chan<- *prometheus.Desc) { ch <- stuckDesc }
+
+func (stuckCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range chain.Stuck() {
+		ch <- prometheus.MustNewConstMetric(stuckDesc, prometheus.GaugeValue, float64(s.Calls), s.ConfigID, s.Step, s.Plugin)
+	}
 }
 
 func (m *Metrics) observe(configID, outcome string) {

@@ -76,7 +76,7 @@ func TestStatusAndAbandonedMetrics(t *testing.T) {
 # TYPE gatehouse_extauth_auth_config_status gauge
 gatehouse_extauth_auth_config_status{config_id="ns.b",serving_previous="false",state="Rejected"} 1
 gatehouse_extauth_auth_config_status{config_id="ns.c",serving_previous="false",state="Accepted"} 1
-# HELP gatehouse_extauth_abandoned_step_calls Step calls that passed their deadline and have not returned yet (bounded by the server).
+# HELP gatehouse_extauth_abandoned_step_calls Step calls, over every step, that passed their deadline and have not returned yet.
 # TYPE gatehouse_extauth_abandoned_step_calls gauge
 gatehouse_extauth_abandoned_step_calls 0
 `

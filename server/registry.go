@@ -29,6 +29,9 @@ type Status struct {
 	Reason string `json:"reason,omitempty"`
 	// ServingPrevious is true when a rejected config's last good version still serves.
 	ServingPrevious bool `json:"servingPrevious,omitempty"`
+	// Stuck lists the serving steps with calls that passed their deadline and still
+	// run; a step with chain.MaxCallsPerStep of them denies at once until they return.
+	Stuck []chain.StuckStep `json:"stuck,omitempty"`
 }
 
 // BuildFunc assembles the chain for one config. ctx is cancelled when the chain is
@@ -190,6 +193,7 @@ func (r *Registry) buildEntry(cfg *extauthv1.ExtAuthConfig) (*entry, error) {
 		cancel()
 		return nil, err
 	}
+	c.Log = r.log
 	return &entry{cfg: cfg, chain: c, cancel: cancel}, nil
 }
 
@@ -203,9 +207,15 @@ func (r *Registry) reject(id string, err error, servingPrevious bool) Status {
 }
 
 // Statuses returns the status of every known config, sorted by id, as of the last
-// Apply or Rebuild that finished.
+// Apply or Rebuild that finished, with the stuck steps of its serving chain as of now.
 func (r *Registry) Statuses() []Status {
-	return slices.Clone(*r.status.Load())
+	out := slices.Clone(*r.status.Load())
+	for i := range out {
+		if c, ok := r.Lookup(out[i].ID); ok {
+			out[i].Stuck = c.Stuck()
+		}
+	}
+	return out
 }
 
 func sortedStatus(status map[string]Status) []Status {

@@ -301,8 +301,8 @@ func TestRegistryRebuild(t *testing.T) {
 	a2 := lookup(t, reg, "ns.a")
 	f.fail("ns.a", errors.New("plugin changed and no longer loads"))
 	st = reg.Rebuild(func(*extauthv1.ExtAuthConfig) bool { return true })
-	if st[0] != (server.Status{ID: "ns.a", State: server.StateRejected, Reason: "plugin changed and no longer loads", ServingPrevious: true}) {
-		t.Errorf("status of the failed rebuild = %+v", st[0])
+	if diff := cmp.Diff(server.Status{ID: "ns.a", State: server.StateRejected, Reason: "plugin changed and no longer loads", ServingPrevious: true}, st[0]); diff != "" {
+		t.Errorf("status of the failed rebuild (-want +got):\n%s", diff)
 	}
 	if lookup(t, reg, "ns.a") != a2 || f.cancelled(t, a2) {
 		t.Errorf("a failed rebuild replaced or cancelled the serving chain")
@@ -316,8 +316,8 @@ func TestRegistryRebuild(t *testing.T) {
 	listed := cfgs(cfg("ns.a", time.Second), cfg("ns.b", time.Second), cfg("ns.c", time.Second))
 	before := f.builds("ns.a")
 	st = reg.Apply(listed, nil)
-	if st[0] != (server.Status{ID: "ns.a", State: server.StateRejected, Reason: "plugin changed and no longer loads", ServingPrevious: true}) {
-		t.Errorf("status of ns.a after an Apply = %+v, want still rejected", st[0])
+	if diff := cmp.Diff(server.Status{ID: "ns.a", State: server.StateRejected, Reason: "plugin changed and no longer loads", ServingPrevious: true}, st[0]); diff != "" {
+		t.Errorf("status of ns.a after an Apply, want still rejected (-want +got):\n%s", diff)
 	}
 	if got := f.builds("ns.a") - before; got != 1 {
 		t.Errorf("ns.a built %d times by the Apply, want 1", got)
@@ -327,7 +327,7 @@ func TestRegistryRebuild(t *testing.T) {
 	}
 	f.fail("ns.a", nil)
 	st = reg.Apply(listed, nil)
-	if st[0] != accepted("ns.a") {
+	if !cmp.Equal(st[0], accepted("ns.a")) {
 		t.Errorf("status of ns.a once it builds = %+v", st[0])
 	}
 	if a3 := lookup(t, reg, "ns.a"); a3 == a2 || !f.cancelled(t, a2) {

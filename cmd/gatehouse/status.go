@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"gatehouse.dev/gatehouse/server"
+	"gatehouse.dev/gatehouse/server/chain"
 )
 
 func statusCommand(stdout, _ io.Writer) *cobra.Command {
@@ -36,7 +38,7 @@ func statusCommand(stdout, _ io.Writer) *cobra.Command {
 						serving = "previous version"
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.State, serving, s.Reason)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.State, serving, s.Reason+stuckNote(s.Stuck))
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -66,4 +68,19 @@ func fetchStatuses(admin string) ([]server.Status, error) {
 		return nil, fmt.Errorf("status: decoding the answer: %w", err)
 	}
 	return out, nil
+}
+
+// stuckNote says which steps have calls that passed their deadline and still run.
+func stuckNote(stuck []chain.StuckStep) string {
+	var b strings.Builder
+	for _, st := range stuck {
+		if b.Len() > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s stuck: %d calls still run past their deadline", st.Step, st.Calls)
+		if st.Plugin != "" {
+			fmt.Fprintf(&b, " (plugin %s)", st.Plugin)
+		}
+	}
+	return b.String()
 }

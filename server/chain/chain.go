@@ -11,8 +11,11 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"gatehouse.dev/gatehouse/pluginapi"
 )
@@ -25,25 +28,28 @@ type Step interface {
 	Authorize(ctx context.Context, req *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error)
 }
 
-// MaxAbandoned bounds the Authorize calls that ignored their deadline and still run.
-// Past it, a chain denies at once instead of starting more of them.
-const MaxAbandoned = 1024
-
-// maxAbandoned is MaxAbandoned, variable so tests can reach the bound cheaply.
-var maxAbandoned int64 = MaxAbandoned
-
-// abandoned counts step calls that passed their deadline and have not returned yet.
-var abandoned atomic.Int64
-
-// Abandoned reports how many step calls passed their deadline and still run.
-func Abandoned() int64 { return abandoned.Load() }
-
-// Chain is the steps of one AuthConfig. It is immutable once built; a config change
+// Chain is the steps of one AuthConfig. It is immutable once it serves; a config change
 // builds a new Chain and swaps it in, so in-flight requests finish on the old one.
 type Chain struct {
 	ID      string
 	Steps   []Step
 	Timeout time.Duration
+	// Log reports the steps that get stuck (passed their deadline and still run) and
+	// recover, once per change rather than per request.
+	Log zerolog.Logger
+
+	once  sync.Once
+	slots []*budget // one per step, made on first use
+}
+
+func (c *Chain) budgets() []*budget {
+	c.once.Do(func() {
+		c.slots = make([]*budget, len(c.Steps))
+		for i, s := range c.Steps {
+			c.slots[i] = newBudget(c, s)
+		}
+	})
+	return c.slots
 }
 
 // Outcome is the result of running a chain.
@@ -69,8 +75,9 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 		req.State = make(map[string]any, 2)
 	}
 	var merged merger
-	for _, s := range c.Steps {
-		resp, err := call(ctx, s, req)
+	budgets := c.budgets()
+	for i, s := range c.Steps {
+		resp, err := call(ctx, s, budgets[i], req)
 		if err != nil {
 			return Outcome{Response: pluginapi.Deny(http.StatusInternalServerError, ""), Step: s.Name(), Err: err}
 		}
@@ -87,25 +94,26 @@ type result struct {
 	err  error
 }
 
+// States of one call, so exactly one of the caller (abandoning it) and the step's
+// goroutine (returning) accounts for a late return.
+const (
+	running int32 = iota
+	finished
+	gaveUp
+)
+
 // call runs one step, turning a panic, a nil response or a missed deadline into an error.
 // The step runs on its own goroutine so one that ignores its context cannot hold the
-// request past the deadline.
-func call(ctx context.Context, s Step, req *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
-	if n := abandoned.Load(); n >= maxAbandoned {
-		return nil, fmt.Errorf("%s: not called: %d earlier calls ignored their deadline and still run", s.Name(), n)
+// request past the deadline; the call holds a slot of the step's budget until the step
+// returns, so a stuck plugin uses up its own slots and no one else's.
+func call(ctx context.Context, s Step, b *budget, req *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
+	if err := b.reserve(); err != nil {
+		return nil, err
 	}
-	done := make(chan result, 1)
-	go func() {
-		defer func() {
-			if p := recover(); p != nil {
-				done <- result{err: &PanicError{Step: s.Name(), Value: p, Stack: debug.Stack()}}
-			}
-		}()
-		resp, err := s.Authorize(ctx, req)
-		done <- result{resp, err}
-	}()
+	c := &stepCall{ctx: ctx, step: s, budget: b, req: req, done: make(chan result, 1)}
+	go c.run()
 	select {
-	case r := <-done:
+	case r := <-c.done:
 		switch {
 		case r.err != nil:
 			return nil, fmt.Errorf("%s: %w", s.Name(), r.err)
@@ -114,10 +122,40 @@ func call(ctx context.Context, s Step, req *pluginapi.AuthorizationRequest) (*pl
 		}
 		return r.resp, nil
 	case <-ctx.Done():
-		abandoned.Add(1)
-		go func() { <-done; abandoned.Add(-1) }()
+		// Count the call stuck before claiming it, so the goroutine's uncount (which
+		// needs the claim) always comes after.
+		b.abandon()
+		if !c.state.CompareAndSwap(running, gaveUp) {
+			b.returned() // it returned just now: not stuck after all
+		}
 		return nil, fmt.Errorf("%s: %w", s.Name(), ctx.Err())
 	}
+}
+
+// stepCall is one call of a step, in one allocation.
+type stepCall struct {
+	ctx    context.Context
+	step   Step
+	budget *budget
+	req    *pluginapi.AuthorizationRequest
+	done   chan result
+	state  atomic.Int32
+}
+
+func (c *stepCall) run() {
+	defer func() {
+		if !c.state.CompareAndSwap(running, finished) {
+			c.budget.returned()
+		}
+		c.budget.release()
+	}()
+	defer func() {
+		if p := recover(); p != nil {
+			c.done <- result{err: &PanicError{Step: c.step.Name(), Value: p, Stack: debug.Stack()}}
+		}
+	}()
+	resp, err := c.step.Authorize(c.ctx, c.req)
+	c.done <- result{resp, err}
 }
 
 // PanicError is a step panic, recovered.

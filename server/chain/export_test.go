@@ -1,8 +1,9 @@
 package chain
 
-// SetMaxAbandoned lowers the abandoned-call bound for a test and returns the restore.
-func SetMaxAbandoned(n int64) (restore func()) {
-	old := maxAbandoned
-	maxAbandoned = n
-	return func() { maxAbandoned = old }
+// SetMaxCallsPerStep lowers the per-step call bound for a test and returns the
+// restore. It applies to chains run for the first time after it.
+func SetMaxCallsPerStep(n int64) (restore func()) {
+	old := maxCallsPerStep
+	maxCallsPerStep = n
+	return func() { maxCallsPerStep = old }
 }
