@@ -148,7 +148,7 @@ func Stuck() []StuckStep {
 // Stuck reports the steps of c with stuck calls, in chain order.
 func (c *Chain) Stuck() []StuckStep {
 	var out []StuckStep
-	for _, b := range c.budgets() {
+	for _, b := range c.prepare() {
 		if n := b.stuck.Load(); n > 0 {
 			out = append(out, StuckStep{ConfigID: b.configID, Step: b.step, Plugin: b.plugin, Calls: n})
 		}

@@ -2,7 +2,8 @@
 //
 // Steps run in order; the first deny stops the chain and is the answer. Headers a step
 // sets are merged into the request the next step sees and into the final allow. A step
-// that errors, panics or passes its deadline denies with 500 (fail closed).
+// that errors, panics, passes its deadline or returns a header Envoy must not get
+// denies with 500 (fail closed).
 package chain
 
 import (
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,16 +39,28 @@ type Chain struct {
 	// Log reports the steps that get stuck (passed their deadline and still run) and
 	// recover, once per change rather than per request.
 	Log zerolog.Logger
+	// AllowHeaders names the hop-by-hop headers (connection, upgrade, te, …) and host
+	// that the steps may set or remove; any other is refused. Header syntax and
+	// pseudo-headers are checked whatever this says.
+	AllowHeaders []string
 
-	once  sync.Once
-	slots []*budget // one per step, made on first use
+	once    sync.Once
+	slots   []*budget // one per step, made on first use
+	allowed map[string]bool
 }
 
-func (c *Chain) budgets() []*budget {
+// prepare makes, once, what Run needs beside the steps, and returns the budgets.
+func (c *Chain) prepare() []*budget {
 	c.once.Do(func() {
 		c.slots = make([]*budget, len(c.Steps))
 		for i, s := range c.Steps {
 			c.slots[i] = newBudget(c, s)
+		}
+		for _, h := range c.AllowHeaders {
+			if c.allowed == nil {
+				c.allowed = make(map[string]bool, len(c.AllowHeaders))
+			}
+			c.allowed[strings.ToLower(h)] = true
 		}
 	})
 	return c.slots
@@ -75,9 +89,16 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 		req.State = make(map[string]any, 2)
 	}
 	var merged merger
-	budgets := c.budgets()
+	budgets := c.prepare()
 	for i, s := range c.Steps {
 		resp, err := call(ctx, s, budgets[i], req)
+		if err == nil {
+			// What a step returns goes to Envoy as it is: a header Envoy must not get
+			// (CR or LF in a value, a pseudo-header, host) fails the step, closed.
+			if err = checkResponse(resp, c.allowed); err != nil {
+				err = fmt.Errorf("%s: %w", s.Name(), err)
+			}
+		}
 		if err != nil {
 			return Outcome{Response: pluginapi.Deny(http.StatusInternalServerError, ""), Step: s.Name(), Err: err}
 		}

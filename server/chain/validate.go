@@ -1,0 +1,114 @@
+package chain
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+
+	"gatehouse.dev/gatehouse/pluginapi"
+)
+
+// hopByHop are the headers that describe one connection, not the request; a step that
+// sets or removes them would change how Envoy talks to the client or the upstream
+// (request smuggling, a hijacked upgrade). "host" is here too: Envoy routes by it.
+var hopByHop = map[string]bool{
+	"connection": true, "keep-alive": true, "proxy-connection": true, "transfer-encoding": true,
+	"upgrade": true, "te": true, "trailer": true, "host": true,
+}
+
+// HeaderError is a header in a step's response that cannot be passed on. It names the
+// header and why, never its value, which may be a credential.
+type HeaderError struct {
+	// Field is the response field the header came from, such as "RequestHeaders".
+	Field string
+	// Name is the header name as the step gave it.
+	Name   string
+	Reason string
+}
+
+func (e *HeaderError) Error() string {
+	return fmt.Sprintf("invalid header in the response: %s %s: %s", e.Field, quoteName(e.Name), e.Reason)
+}
+
+// quoteName quotes a name for an error, escaping control bytes and cutting a long one.
+func quoteName(name string) string {
+	const most = 64
+	if len(name) > most {
+		return fmt.Sprintf("%q… (%d bytes)", name[:most], len(name))
+	}
+	return fmt.Sprintf("%q", name)
+}
+
+// checkResponse reports the first header of resp that Envoy must not get, and a deny
+// status that is not an HTTP error or success status. Only what will be used is
+// checked: every header of an allow, the response headers and status of a deny.
+// allowed are lower-case names exempt from the hop-by-hop rule.
+func checkResponse(resp *pluginapi.AuthorizationResponse, allowed map[string]bool) error {
+	if resp.Allowed {
+		for k, v := range resp.RequestHeaders {
+			if err := checkHeader("RequestHeaders", k, v, allowed); err != nil {
+				return err
+			}
+		}
+		for k, v := range resp.AppendRequestHeaders {
+			if err := checkHeader("AppendRequestHeaders", k, v, allowed); err != nil {
+				return err
+			}
+		}
+		for _, k := range resp.RemoveRequestHeaders {
+			if err := checkHeader("RemoveRequestHeaders", k, "", allowed); err != nil {
+				return err
+			}
+		}
+	} else if s := resp.StatusCode(); s < http.StatusOK || s > 599 {
+		return fmt.Errorf("invalid deny status %d: it must be from 200 to 599", s)
+	}
+	for k, v := range resp.ResponseHeaders {
+		if err := checkHeader("ResponseHeaders", k, v, allowed); err != nil {
+			return err
+		}
+	}
+	for k, vs := range resp.ResponseHeaderValues {
+		for _, v := range vs {
+			if err := checkHeader("ResponseHeaderValues", k, v, allowed); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkHeader(field, name, value string, allowed map[string]bool) error {
+	bad := func(reason string) error { return &HeaderError{Field: field, Name: name, Reason: reason} }
+	switch {
+	case name == "":
+		return bad("empty name")
+	case name[0] == ':':
+		return bad("pseudo-headers are Envoy's; a step cannot set or remove them")
+	case !isToken(name):
+		return bad("the name is not an RFC 9110 token (letters, digits and !#$%&'*+-.^_`|~ only)")
+	}
+	if lower := strings.ToLower(name); hopByHop[lower] && !allowed[lower] {
+		return bad("a hop-by-hop or host header; a step cannot set or remove it unless the chain allows it")
+	}
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < 0x20 && c != '\t' || c == 0x7f {
+			return bad(fmt.Sprintf("the value has a control byte (such as CR, LF or NUL) at offset %d", i))
+		}
+	}
+	return nil
+}
+
+// isToken reports whether s is an RFC 9110 token.
+func isToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
