@@ -2,7 +2,7 @@ package server
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"sync"
@@ -111,18 +111,26 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 		}
 		status[id] = r.reject(id, err, r.entries[id] != nil)
 	}
-	seen := make(map[string]bool, len(cfgs))
+	times := make(map[string]int, len(cfgs))
+	for _, cfg := range cfgs {
+		times[cfg.GetConfigId()]++
+	}
 	for _, cfg := range cfgs {
 		id := cfg.GetConfigId()
 		if rejected[id] != nil {
 			continue
 		}
-		if seen[id] {
-			status[id] = r.reject(id, errors.New("config_id appears twice"), next[id] != nil)
+		old := r.entries[id]
+		if n := times[id]; n > 1 {
+			// Whichever came first would replace the serving version: none does.
+			if _, done := status[id]; !done {
+				if old != nil {
+					next[id] = old
+				}
+				status[id] = r.reject(id, fmt.Errorf("config_id appears %d times; none of them is applied", n), old != nil)
+			}
 			continue
 		}
-		seen[id] = true
-		old := r.entries[id]
 		if st, ok := previous[id]; ok && only != nil && !only(cfg) {
 			if old != nil {
 				next[id] = old

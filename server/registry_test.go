@@ -242,19 +242,37 @@ func TestRegistryRejectsNewConfigs(t *testing.T) {
 	lookup(t, reg, "ns.ok")
 }
 
+// Regression: of two configs with one config_id, the first was built and replaced the
+// serving version while the status said the previous version kept serving.
 func TestRegistryDuplicateConfigID(t *testing.T) {
 	f := newFakeBuilds()
 	reg := server.NewRegistry(f.build, zerolog.Nop())
-	st := reg.Apply(cfgs(cfg("ns.a", time.Second), cfg("ns.a", 2*time.Second)), nil)
-	want := []server.Status{{ID: "ns.a", State: server.StateRejected, Reason: "config_id appears twice", ServingPrevious: true}}
+	reg.Apply(cfgs(cfg("ns.a", time.Second)), nil)
+	serving := lookup(t, reg, "ns.a")
+
+	st := reg.Apply(cfgs(cfg("ns.a", 2*time.Second), cfg("ns.b", time.Second), cfg("ns.a", 3*time.Second)), nil)
+	want := []server.Status{
+		{ID: "ns.a", State: server.StateRejected, Reason: "config_id appears 2 times; none of them is applied", ServingPrevious: true},
+		accepted("ns.b"),
+	}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("statuses (-want +got):\n%s", diff)
 	}
-	if c := lookup(t, reg, "ns.a"); c.Timeout != time.Second {
-		t.Errorf("serving the chain with timeout %v, want the first definition's 1s", c.Timeout)
+	if c := lookup(t, reg, "ns.a"); c != serving || f.cancelled(t, serving) {
+		t.Errorf("serving the chain with timeout %v, want the previous version (1s), not cancelled", c.Timeout)
 	}
 	if got := f.builds("ns.a"); got != 1 {
-		t.Errorf("builds = %d, want 1 (the duplicate is not built)", got)
+		t.Errorf("builds = %d, want 1 (neither duplicate is built)", got)
+	}
+
+	// New and defined twice: nothing serves.
+	st = reg.Apply(cfgs(cfg("ns.new", time.Second), cfg("ns.new", 2*time.Second)), nil)
+	want = []server.Status{{ID: "ns.new", State: server.StateRejected, Reason: "config_id appears 2 times; none of them is applied"}}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("statuses of a new duplicate (-want +got):\n%s", diff)
+	}
+	if _, ok := reg.Lookup("ns.new"); ok {
+		t.Errorf("a new config defined twice serves")
 	}
 }
 

@@ -27,6 +27,9 @@ type Set struct {
 	Secrets         []*Secret
 	// Skipped counts documents of kinds this package does not know.
 	Skipped int
+
+	// Origins is where Add read each resource from ("<file>:<line>"), by pointer.
+	Origins map[any]string
 }
 
 // Secret returns the Secret with the given id ("<namespace>.<name>").
@@ -98,9 +101,11 @@ func (s *Set) Add(data []byte, source string) error {
 			errs = append(errs, fmt.Errorf("%s: document %d: %w", source, doc, err))
 			break
 		}
+		before := s.counts()
 		for _, e := range s.addNode(&node) {
 			errs = append(errs, fmt.Errorf("%s:%d: %w", source, e.line, e.err))
 		}
+		s.noteOrigins(before, source, contentLine(&node))
 	}
 	return errors.Join(errs...)
 }
