@@ -1,0 +1,161 @@
+package xds
+
+import (
+	"context"
+	"sync"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+)
+
+// callbacks keep the books of every stream: who is on it, what each response carried,
+// and whether the client took it.
+type callbacks struct {
+	s *Server
+
+	mu      sync.Mutex
+	streams map[int64]*streamBook
+}
+
+type streamBook struct {
+	role, node string // role is "" until the node named a valid one
+	// sent are the responses not answered yet, per type, oldest first.
+	sent map[string][]sentResponse
+}
+
+type sentResponse struct {
+	nonce string
+	// names and versions of a delta response; a state-of-the-world response keeps
+	// the response itself and its names are read only if it is NACKed.
+	names    []string
+	versions map[string]string
+	sotw     *discovery.DiscoveryResponse
+}
+
+func newCallbacks(s *Server) *callbacks {
+	return &callbacks{s: s, streams: map[int64]*streamBook{}}
+}
+
+var _ serverv3.Callbacks = (*callbacks)(nil)
+
+func (c *callbacks) OnStreamOpen(context.Context, int64, string) error      { return nil }
+func (c *callbacks) OnDeltaStreamOpen(context.Context, int64, string) error { return nil }
+func (c *callbacks) OnStreamClosed(id int64, _ *core.Node)                  { c.closed(id) }
+func (c *callbacks) OnDeltaStreamClosed(id int64, _ *core.Node)             { c.closed(id) }
+func (c *callbacks) OnFetchRequest(context.Context, *discovery.DiscoveryRequest) error {
+	return nil
+}
+func (c *callbacks) OnFetchResponse(*discovery.DiscoveryRequest, *discovery.DiscoveryResponse) {}
+
+func (c *callbacks) OnStreamRequest(id int64, req *discovery.DiscoveryRequest) error {
+	c.request(id, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
+	return nil
+}
+
+func (c *callbacks) OnStreamDeltaRequest(id int64, req *discovery.DeltaDiscoveryRequest) error {
+	c.request(id, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
+	return nil
+}
+
+func (c *callbacks) OnStreamResponse(_ context.Context, id int64, _ *discovery.DiscoveryRequest, resp *discovery.DiscoveryResponse) {
+	c.sent(id, resp.GetTypeUrl(), sentResponse{nonce: resp.GetNonce(), sotw: resp}, len(resp.GetResources()))
+}
+
+func (c *callbacks) OnStreamDeltaResponse(id int64, _ *discovery.DeltaDiscoveryRequest, resp *discovery.DeltaDiscoveryResponse) {
+	sr := sentResponse{nonce: resp.GetNonce(), versions: make(map[string]string, len(resp.GetResources()))}
+	for _, r := range resp.GetResources() {
+		sr.names = append(sr.names, r.GetName())
+		sr.versions[r.GetName()] = r.GetVersion()
+	}
+	c.sent(id, resp.GetTypeUrl(), sr, len(resp.GetResources())+len(resp.GetRemovedResources()))
+}
+
+// request notes the node of a stream and settles the response a request answers.
+func (c *callbacks) request(id int64, node *core.Node, typeURL, nonce, detail string, nack bool) {
+	c.mu.Lock()
+	b := c.streams[id]
+	if b == nil {
+		b = &streamBook{sent: map[string][]sentResponse{}}
+		c.streams[id] = b
+	}
+	if node != nil && b.role == "" {
+		b.node = node.GetId()
+		if role, err := roleOf(node); err == nil {
+			b.role = role
+			c.s.metrics.clients.WithLabelValues(role).Inc()
+		}
+	}
+	if nonce == "" {
+		c.mu.Unlock()
+		return
+	}
+	var answered *sentResponse
+	pending := b.sent[typeURL]
+	for i := range pending {
+		if pending[i].nonce == nonce {
+			answered = &pending[i]
+			b.sent[typeURL] = pending[i+1:]
+			break
+		}
+	}
+	role, nodeID := b.role, b.node
+	c.mu.Unlock()
+
+	if !nack {
+		c.s.metrics.acks.WithLabelValues(metricRole(role), typeURL).Inc()
+		return
+	}
+	c.s.metrics.nacks.WithLabelValues(metricRole(role), typeURL).Inc()
+	n := Nack{Role: role, NodeID: nodeID, TypeURL: typeURL, Detail: detail}
+	if answered != nil {
+		n.Names, n.Versions = answered.resources()
+	}
+	c.s.log.Warn().Str("role", role).Str("node", nodeID).Str("type", typeURL).Str("nonce", nonce).
+		Strs("resources", n.Names).Str("detail", detail).Msg("client rejected a response (NACK)")
+	if c.s.o.OnNack != nil {
+		c.s.o.OnNack(n)
+	}
+}
+
+// sent keeps what a response carried until the client answers it.
+func (c *callbacks) sent(id int64, typeURL string, sr sentResponse, n int) {
+	c.mu.Lock()
+	b := c.streams[id]
+	role := ""
+	if b != nil {
+		b.sent[typeURL] = append(b.sent[typeURL], sr)
+		role = b.role
+	}
+	c.mu.Unlock()
+	c.s.metrics.pushes.WithLabelValues(metricRole(role), typeURL).Inc()
+	c.s.metrics.pushedResources.WithLabelValues(metricRole(role), typeURL).Add(float64(n))
+}
+
+func (c *callbacks) closed(id int64) {
+	c.mu.Lock()
+	b := c.streams[id]
+	delete(c.streams, id)
+	c.mu.Unlock()
+	if b != nil && b.role != "" {
+		c.s.metrics.clients.WithLabelValues(b.role).Dec()
+	}
+}
+
+// resources are the names and versions of what a response carried.
+func (sr *sentResponse) resources() ([]string, map[string]string) {
+	if sr.sotw == nil {
+		return sr.names, sr.versions
+	}
+	versions := map[string]string{}
+	var names []string
+	for _, a := range sr.sotw.GetResources() {
+		name := a.GetTypeUrl()
+		if m, err := a.UnmarshalNew(); err == nil {
+			name = resourceName(m)
+		}
+		names = append(names, name)
+		versions[name] = sr.sotw.GetVersionInfo()
+	}
+	return names, versions
+}

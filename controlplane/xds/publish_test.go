@@ -1,0 +1,249 @@
+package xds_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listener "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	extauthz "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
+	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	tls "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/controlplane/xds/xdstest"
+)
+
+// editRoutes replaces the route configuration by a copy changed by edit.
+func editRoutes(r xds.Resources, edit func(*route.RouteConfiguration)) {
+	rc := proto.Clone(r[xds.RouteType][xdstest.RouteName]).(*route.RouteConfiguration)
+	edit(rc)
+	r[xds.RouteType][xdstest.RouteName] = rc
+}
+
+func editListener(r xds.Resources, edit func(*hcm.HttpConnectionManager)) {
+	l := proto.Clone(r[xds.ListenerType][xdstest.ListenerName]).(*listener.Listener)
+	f := l.GetFilterChains()[0].GetFilters()[0]
+	var m hcm.HttpConnectionManager
+	if err := f.GetTypedConfig().UnmarshalTo(&m); err != nil {
+		panic(err)
+	}
+	edit(&m)
+	f.ConfigType = &listener.Filter_TypedConfig{TypedConfig: xdstest.Any(&m)}
+	r[xds.ListenerType][xdstest.ListenerName] = l
+}
+
+func TestPublishRefusesWhatIsInvalidOrInconsistent(t *testing.T) {
+	svc1 := xdstest.ID(1)
+	for _, tc := range []struct {
+		name string
+		role string
+		edit func(xds.Resources)
+		want []string // parts of the error
+		// goControlPlane: go-control-plane's Snapshot.Consistent refuses it too
+		goControlPlane bool
+	}{
+		{
+			name: "invalid field of a cluster",
+			edit: func(r xds.Resources) {
+				c := xdstest.Cluster(svc1)
+				c.ConnectTimeout = durationpb.New(-time.Second)
+				r[xds.ClusterType][svc1] = c
+			},
+			want: []string{`cluster "bench.svc-00001": invalid Cluster.ConnectTimeout: value must be greater than 0s`},
+		},
+		{
+			name: "invalid field inside a typed config",
+			edit: func(r xds.Resources) { editListener(r, func(m *hcm.HttpConnectionManager) { m.StatPrefix = "" }) },
+			want: []string{`listener "http": filter_chains[0].filters[0].typed_config (envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager): invalid HttpConnectionManager.StatPrefix`},
+		},
+		{
+			name: "invalid typed config nested in a route",
+			edit: func(r xds.Resources) {
+				editRoutes(r, func(rc *route.RouteConfiguration) {
+					rc.VirtualHosts[1].Routes[1].TypedPerFilterConfig["envoy.filters.http.ext_authz"] = xdstest.Any(&extauthz.ExtAuthzPerRoute{})
+				})
+			},
+			want: []string{`route configuration "http": virtual_hosts[1].routes[1].typed_per_filter_config["envoy.filters.http.ext_authz"] (envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute): invalid ExtAuthzPerRoute.Override: value is required`},
+		},
+		{
+			name: "typed config of an unknown type",
+			edit: func(r xds.Resources) {
+				editRoutes(r, func(rc *route.RouteConfiguration) {
+					rc.VirtualHosts[0].TypedPerFilterConfig = map[string]*anypb.Any{"acme": {TypeUrl: "type.googleapis.com/acme.Filter"}}
+				})
+			},
+			want: []string{`route configuration "http": virtual_hosts[0].typed_per_filter_config["acme"]: cannot unpack type.googleapis.com/acme.Filter`},
+		},
+		{
+			name: "resource listed under another name",
+			edit: func(r xds.Resources) { r[xds.ClusterType]["other"] = xdstest.Cluster("bench.other") },
+			want: []string{`cluster "other": is named "bench.other" inside, listed as "other"`},
+		},
+		{
+			name: "resource listed under another type",
+			edit: func(r xds.Resources) { r[xds.ClusterType]["x"] = xdstest.Endpoints("x", "127.0.0.1", 1) },
+			want: []string{`cluster "x": is a type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment, listed under ` + xds.ClusterType},
+		},
+		{
+			name: "type not served to the role",
+			role: xds.RoleExtauth,
+			edit: func(r xds.Resources) {},
+			want: []string{`role "extauth" is not served type.googleapis.com/envoy.`},
+		},
+		{
+			name: "route to a cluster that does not exist",
+			edit: func(r xds.Resources) {
+				editRoutes(r, func(rc *route.RouteConfiguration) {
+					rc.VirtualHosts[0].Routes[0].GetRoute().ClusterSpecifier = &route.RouteAction_Cluster{Cluster: "bench.nowhere"}
+				})
+			},
+			want: []string{`route configuration "http" references cluster "bench.nowhere", which is not served`},
+		},
+		{
+			name: "cluster removed while a route uses it",
+			edit: func(r xds.Resources) {
+				delete(r[xds.ClusterType], svc1)
+				delete(r[xds.EndpointType], svc1)
+			},
+			want: []string{`route configuration "http" references cluster "bench.svc-00001", which is removed`},
+		},
+		{
+			name: "EDS cluster without endpoints",
+			edit: func(r xds.Resources) { delete(r[xds.EndpointType], svc1) },
+			want: []string{`cluster "bench.svc-00001" references cluster load assignment "bench.svc-00001", which is removed`},
+			goControlPlane: true,
+		},
+		{
+			name: "endpoints of no cluster",
+			edit: func(r xds.Resources) { r[xds.EndpointType]["bench.extra"] = xdstest.Endpoints("bench.extra", "127.0.0.1", 1) },
+			want: []string{`cluster load assignment "bench.extra" is not referenced by any EDS cluster`},
+			goControlPlane: true,
+		},
+		{
+			name: "listener's route configuration missing",
+			edit: func(r xds.Resources) {
+				editListener(r, func(m *hcm.HttpConnectionManager) { m.GetRds().RouteConfigName = "https" })
+			},
+			want: []string{
+				`listener "http" references route configuration "https", which is not served`,
+				`route configuration "http" is not referenced by any listener`,
+			},
+			goControlPlane: true,
+		},
+		{
+			name: "SDS secret missing",
+			edit: func(r xds.Resources) {
+				c := xdstest.Cluster(svc1)
+				c.TransportSocket = &core.TransportSocket{Name: "envoy.transport_sockets.tls", ConfigType: &core.TransportSocket_TypedConfig{
+					TypedConfig: xdstest.Any(&tls.UpstreamTlsContext{CommonTlsContext: &tls.CommonTlsContext{
+						TlsCertificateSdsSecretConfigs: []*tls.SdsSecretConfig{{Name: "bench.tls", SdsConfig: xdstest.ADS()}},
+					}}),
+				}}
+				r[xds.ClusterType][svc1] = c
+			},
+			want: []string{`cluster "bench.svc-00001" references secret "bench.tls", which is not served`},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startServer(t)
+			base := xdstest.Proxy(3)
+			if err := s.Publish(xds.DefaultProxyRole, base); err != nil {
+				t.Fatal(err)
+			}
+			if err := consistentForGoControlPlane(base); err != nil {
+				t.Fatalf("go-control-plane refuses the base state: %v", err)
+			}
+			role := tc.role
+			if role == "" {
+				role = xds.DefaultProxyRole
+			}
+			next := xdstest.Clone(base)
+			tc.edit(next)
+			before := versions(s, base, next)
+			err := s.Publish(role, next)
+			if err == nil {
+				t.Fatal("published")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error\n%v\ndoes not say\n%s", err, w)
+				}
+			}
+			if after := versions(s, base, next); after != before {
+				t.Errorf("something was published:\nbefore %s\nafter  %s", before, after)
+			}
+			if tc.goControlPlane {
+				if err := consistentForGoControlPlane(next); err == nil {
+					t.Error("go-control-plane's Snapshot.Consistent accepts it")
+				}
+			}
+		})
+	}
+}
+
+// versions lists the served version of everything named in rs.
+func versions(s *testServer, rs ...xds.Resources) string {
+	var b strings.Builder
+	for _, typ := range xds.ProxyTypes {
+		for _, r := range rs {
+			for name := range r[typ] {
+				b.WriteString(typ + "/" + name + "=" + s.Version(xds.DefaultProxyRole, typ, name) + " ")
+			}
+		}
+	}
+	out := strings.Fields(b.String())
+	sortStrings(out)
+	out = slices.Compact(out)
+	return strings.Join(out, " ")
+}
+
+func consistentForGoControlPlane(r xds.Resources) error {
+	byType := map[string][]types.Resource{}
+	for typ, byName := range r {
+		for _, res := range byName {
+			byType[typ] = append(byType[typ], res)
+		}
+	}
+	snap, err := cachev3.NewSnapshot("1", byType)
+	if err != nil {
+		return err
+	}
+	return snap.Consistent()
+}
+
+func TestPublishAcceptsAConsistentEdit(t *testing.T) {
+	s := startServer(t)
+	base := xdstest.Proxy(3)
+	if err := s.Publish(xds.DefaultProxyRole, base); err != nil {
+		t.Fatal(err)
+	}
+	// A service removed as a whole (route, cluster, endpoints) and one added.
+	next := xdstest.Proxy(4)
+	delete(next[xds.ClusterType], xdstest.ID(1))
+	delete(next[xds.EndpointType], xdstest.ID(1))
+	editRoutes(next, func(rc *route.RouteConfiguration) {
+		rc.VirtualHosts = append(rc.VirtualHosts[:1], rc.VirtualHosts[2:]...)
+	})
+	if err := consistentForGoControlPlane(next); err != nil {
+		t.Fatalf("go-control-plane refuses the edit: %v", err)
+	}
+	if err := s.Publish(xds.DefaultProxyRole, next); err != nil {
+		t.Fatal(err)
+	}
+	if s.Version(xds.DefaultProxyRole, xds.ClusterType, xdstest.ID(1)) != "" || s.Version(xds.DefaultProxyRole, xds.ClusterType, xdstest.ID(3)) == "" {
+		t.Error("the edit is not what is served")
+	}
+	// And the cluster may come back once more.
+	if err := s.Publish(xds.DefaultProxyRole, base); err != nil {
+		t.Fatal(err)
+	}
+}

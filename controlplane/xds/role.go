@@ -1,0 +1,78 @@
+package xds
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+)
+
+// role is what is served to one role: a linear cache per type and, per resource, what
+// it is and what it references.
+type role struct {
+	name   string
+	caches map[string]*cachev3.LinearCache
+	served map[string]map[string]served
+	index  index
+}
+
+type served struct {
+	res     types.Resource
+	version string
+	refs    []key
+}
+
+func (s *Server) newRole(name string) *role {
+	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, served: map[string]map[string]served{}, index: newIndex()}
+	for _, t := range roleTypes(name) {
+		r.caches[t] = cachev3.NewLinearCache(t, cachev3.WithVersionPrefix(s.prefix), cachev3.WithLogger(cacheLogger{s.log}))
+		r.served[t] = map[string]served{}
+	}
+	return r
+}
+
+// roleTypes are the types served to role, in make-before-break order.
+func roleTypes(role string) []string {
+	if role == RoleExtauth {
+		return []string{ExtAuthConfigType}
+	}
+	return ProxyTypes
+}
+
+// checkRole says why role is not one that can be served.
+func checkRole(role string) error {
+	if role == RoleExtauth {
+		return nil
+	}
+	ns, name, ok := strings.Cut(role, "~")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "~") {
+		return fmt.Errorf("role %q is neither %q nor a gateway proxy %q", role, RoleExtauth, "<namespace>~<proxy>")
+	}
+	return nil
+}
+
+func isProxyRole(role string) bool { return role != RoleExtauth }
+
+// roleOf is the role a node names in its metadata.
+func roleOf(n *core.Node) (string, error) {
+	v, ok := n.GetMetadata().GetFields()[RoleKey]
+	if !ok {
+		return "", fmt.Errorf("node %q has no %q in its metadata: set it to %q or %q", n.GetId(), RoleKey, RoleExtauth, "<namespace>~<proxy>")
+	}
+	role := v.GetStringValue()
+	if err := checkRole(role); err != nil {
+		return "", fmt.Errorf("node %q: metadata.%s: %w", n.GetId(), RoleKey, err)
+	}
+	return role, nil
+}
+
+// checkType says why typeURL is not served to role.
+func checkType(role, typeURL string) error {
+	if !slices.Contains(roleTypes(role), typeURL) {
+		return fmt.Errorf("role %q is not served %s (it is served %s)", role, typeURL, strings.Join(roleTypes(role), ", "))
+	}
+	return nil
+}

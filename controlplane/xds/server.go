@@ -1,0 +1,101 @@
+package xds
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	clusterservice "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	endpointservice "github.com/envoyproxy/go-control-plane/envoy/service/endpoint/v3"
+	listenerservice "github.com/envoyproxy/go-control-plane/envoy/service/listener/v3"
+	routeservice "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
+	secretservice "github.com/envoyproxy/go-control-plane/envoy/service/secret/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
+)
+
+// Resources is the desired state of one role: type URL -> resource name -> message.
+type Resources map[string]map[string]types.Resource
+
+// Options configure a Server.
+type Options struct {
+	Log zerolog.Logger
+	// OnNack is called, on the stream's goroutine, when a client rejects a response;
+	// it must not block for long.
+	OnNack func(Nack)
+	// Registerer, when set, gets the server's metrics: pushes, ACKs and NACKs by role
+	// and type, connected clients by role, resources served and publish time.
+	Registerer prometheus.Registerer
+}
+
+// Nack is a response a client rejected.
+type Nack struct {
+	Role, NodeID, TypeURL string
+	// Names are the resources of the rejected response.
+	Names []string
+	// Versions are their versions as served (for a state-of-the-world response, the
+	// response's version).
+	Versions map[string]string
+	// Detail is the client's error_detail message.
+	Detail string
+}
+
+// Server serves each role's published resources over ADS (state of the world and
+// delta) from go-control-plane's linear caches, one per role and type.
+type Server struct {
+	o       Options
+	log     zerolog.Logger
+	xds     serverv3.Server
+	metrics *metrics
+	prefix  string // version prefix of this process's caches (state-of-the-world versions)
+
+	publishMu sync.Mutex // serialises Publish
+
+	mu      sync.RWMutex // guards roles and pending
+	roles   map[string]*role
+	pending map[string][]*pendingWatch
+}
+
+// NewServer returns a Server with nothing published. A client whose role has not been
+// published yet waits (it is not told "nothing"), so a restarted control plane never
+// empties its clients before its first complete Publish.
+func NewServer(o Options) *Server {
+	s := &Server{
+		o:       o,
+		log:     o.Log.With().Str("component", "xds").Logger(),
+		metrics: newMetrics(o.Registerer),
+		prefix:  strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
+		roles:   map[string]*role{},
+		pending: map[string][]*pendingWatch{},
+	}
+	s.xds = serverv3.NewServer(context.Background(), dispatch{s}, newCallbacks(s))
+	return s
+}
+
+// Register serves ADS (state of the world and delta) and the per-type discovery
+// services on g.
+func (s *Server) Register(g *grpc.Server) {
+	discovery.RegisterAggregatedDiscoveryServiceServer(g, s.xds)
+	listenerservice.RegisterListenerDiscoveryServiceServer(g, s.xds)
+	routeservice.RegisterRouteDiscoveryServiceServer(g, s.xds)
+	clusterservice.RegisterClusterDiscoveryServiceServer(g, s.xds)
+	endpointservice.RegisterEndpointDiscoveryServiceServer(g, s.xds)
+	secretservice.RegisterSecretDiscoveryServiceServer(g, s.xds)
+}
+
+// Version is the content hash of resource name of typeURL as served to role, or ""
+// when it is not served. Delta clients see the same string as the resource's version.
+func (s *Server) Version(role, typeURL, name string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r := s.roles[role]
+	if r == nil {
+		return ""
+	}
+	return r.served[typeURL][name].version
+}
