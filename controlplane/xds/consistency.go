@@ -26,8 +26,8 @@ var mustBeReferenced = map[string]bool{EndpointType: true, RouteType: true}
 
 // change is what one Publish does to a role.
 type change struct {
-	upsert  map[key]served // new or changed resources, with their references
-	remove  map[key]served // removed resources, as they were served
+	upsert map[key]served // new or changed resources, with their references
+	remove map[key]served // removed resources, as they were served
 	// repoint are unchanged resources given as new pointers, remembered so that the
 	// next Publish finds them by pointer.
 	repoint map[key]types.Resource

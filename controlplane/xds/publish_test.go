@@ -117,15 +117,17 @@ func TestPublishRefusesWhatIsInvalidOrInconsistent(t *testing.T) {
 			want: []string{`route configuration "http" references cluster "bench.svc-00001", which is removed`},
 		},
 		{
-			name: "EDS cluster without endpoints",
-			edit: func(r xds.Resources) { delete(r[xds.EndpointType], svc1) },
-			want: []string{`cluster "bench.svc-00001" references cluster load assignment "bench.svc-00001", which is removed`},
+			name:           "EDS cluster without endpoints",
+			edit:           func(r xds.Resources) { delete(r[xds.EndpointType], svc1) },
+			want:           []string{`cluster "bench.svc-00001" references cluster load assignment "bench.svc-00001", which is removed`},
 			goControlPlane: true,
 		},
 		{
 			name: "endpoints of no cluster",
-			edit: func(r xds.Resources) { r[xds.EndpointType]["bench.extra"] = xdstest.Endpoints("bench.extra", "127.0.0.1", 1) },
-			want: []string{`cluster load assignment "bench.extra" is not referenced by any EDS cluster`},
+			edit: func(r xds.Resources) {
+				r[xds.EndpointType]["bench.extra"] = xdstest.Endpoints("bench.extra", "127.0.0.1", 1)
+			},
+			want:           []string{`cluster load assignment "bench.extra" is not referenced by any EDS cluster`},
 			goControlPlane: true,
 		},
 		{
