@@ -1,0 +1,130 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Dir is the directory Source: every *.yaml and *.yml file directly in Path, watched
+// with fsnotify.
+//
+// Subfolders are not read, as `gatehouse extauth --config DIR` does not read them:
+// the same folder means the same resources to both, a Kubernetes ConfigMap mount is
+// flat (its ..data folder is reached through the top-level symlinks), and an "old/"
+// folder of backups is not served by surprise. Hidden files are skipped (editors'
+// swap files). Symlinks are followed.
+//
+// Never empty, never partial:
+//   - Run reads the whole directory before the first publish, and fails when it cannot
+//     read the directory at all (nothing is published then).
+//   - A file with any problem (YAML syntax, unknown field, missing name) keeps the
+//     resources of its last good version and is reported with its line.
+//   - The directory vanishing or becoming unreadable keeps every resource and is
+//     reported; the parent folder is watched (and the directory retried every Retry)
+//     so the watch comes back with the directory.
+//   - A resource defined in two files keeps the definition that is serving (the first
+//     file in name order when neither is) and names both files in a problem.
+//
+// Wire it as:
+//
+//	src := &source.Dir{Path: dir, Log: log}
+//	err := pipeline.New(pipeline.Options{...}).Run(ctx, src)
+type Dir struct {
+	Path string
+	Log  zerolog.Logger
+	// Debounce is how long the directory must stay quiet after an event before it is
+	// read again, so an editor's burst of writes is read once (default 100ms).
+	Debounce time.Duration
+	// Retry is how often a vanished or unreadable directory is tried again (default 1s).
+	Retry time.Duration
+
+	files map[string]*fileState // by path
+	// serving is the origin of each key in the last published Input.
+	serving  map[Key]string
+	dirErr   error
+	last     *Input
+	watching bool
+}
+
+// fileState is what a file held the last time it was read.
+type fileState struct {
+	sum       [32]byte
+	resources []Resource // of the last good read
+	problems  []Problem  // of the last read; empty when it was good
+}
+
+func (d *Dir) debounce() time.Duration {
+	if d.Debounce > 0 {
+		return d.Debounce
+	}
+	return 100 * time.Millisecond
+}
+
+func (d *Dir) retry() time.Duration {
+	if d.Retry > 0 {
+		return d.Retry
+	}
+	return time.Second
+}
+
+// Run reads the directory, publishes the first Input, and then publishes again after
+// every change that alters the Input, until ctx ends.
+func (d *Dir) Run(ctx context.Context, publish func(*Input)) error {
+	d.Path = filepath.Clean(d.Path)
+	d.files = map[string]*fileState{}
+	d.serving = map[Key]string{}
+	// Watch before reading, so no change between the read and the watch is missed.
+	w, err := d.startWatch()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := d.scan(nil); err != nil {
+		return fmt.Errorf("source: %w", err)
+	}
+	d.publishIfChanged(publish)
+	return d.watch(ctx, w, publish)
+}
+
+func (d *Dir) publishIfChanged(publish func(*Input)) {
+	in := d.input()
+	if d.last != nil && sameInput(d.last, in) {
+		return
+	}
+	d.last = in
+	for _, r := range in.Resources {
+		d.serving[r.Key()] = r.Origin
+	}
+	for k := range d.serving {
+		if !hasKey(in.Resources, k) {
+			delete(d.serving, k)
+		}
+	}
+	d.Log.Info().Int("resources", len(in.Resources)).Int("problems", len(in.Problems)).Str("dir", d.Path).Msg("resources read")
+	for _, p := range in.Problems {
+		d.Log.Warn().Str("problem", p.String()).Msg("resources: not read; what it held before keeps serving")
+	}
+	publish(in)
+}
+
+func sameInput(a, b *Input) bool {
+	if len(a.Resources) != len(b.Resources) || len(a.Problems) != len(b.Problems) {
+		return false
+	}
+	for i := range a.Resources {
+		x, y := &a.Resources[i], &b.Resources[i]
+		if x.Hash != y.Hash || x.Origin != y.Origin || x.Key() != y.Key() {
+			return false
+		}
+	}
+	for i := range a.Problems {
+		if a.Problems[i] != b.Problems[i] {
+			return false
+		}
+	}
+	return true
+}
