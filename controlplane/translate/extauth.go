@@ -32,7 +32,7 @@ func ExtAuth(set *apiv1.Set) []AuthConfigResult {
 	timeout, terr := RequestTimeout(set)
 	out := make([]AuthConfigResult, 0, len(set.AuthConfigs))
 	for _, ac := range set.AuthConfigs {
-		cfg, err := authConfig(set, ac, timeout)
+		cfg, err := AuthConfig(ac, set.Secret, timeout)
 		out = append(out, AuthConfigResult{ID: ac.Metadata.ID(), Config: cfg, Err: errors.Join(err, terr)})
 	}
 	return out
@@ -54,7 +54,12 @@ func RequestTimeout(set *apiv1.Set) (time.Duration, error) {
 	return DefaultRequestTimeout, nil
 }
 
-func authConfig(set *apiv1.Set, ac *apiv1.AuthConfig, timeout time.Duration) (*extauthv1.ExtAuthConfig, error) {
+// SecretLookup returns the Secret with the given id ("<namespace>.<name>"), or nil.
+type SecretLookup func(id string) *apiv1.Secret
+
+// AuthConfig translates one AuthConfig into the ExtAuthConfig extauth serves, resolving
+// its Secrets through secrets, with every problem of it (field paths) as the error.
+func AuthConfig(ac *apiv1.AuthConfig, secrets SecretLookup, timeout time.Duration) (*extauthv1.ExtAuthConfig, error) {
 	cfg := &extauthv1.ExtAuthConfig{ConfigId: ac.Metadata.ID(), RequestTimeout: durationpb.New(timeout)}
 	var errs fieldErrors
 	if len(ac.Spec.Configs) == 0 {
@@ -70,7 +75,7 @@ func authConfig(set *apiv1.Set, ac *apiv1.AuthConfig, timeout time.Duration) (*e
 				cfg.Steps = append(cfg.Steps, step)
 			}
 		case st.OAuth2 != nil:
-			if step := oauth2Step(set, ac, st.OAuth2, path+".oauth2", &errs); step != nil {
+			if step := oauth2Step(secrets, ac, st.OAuth2, path+".oauth2", &errs); step != nil {
 				cfg.Steps = append(cfg.Steps, step)
 			}
 		default:
@@ -108,4 +113,23 @@ func pluginStep(p *apiv1.PluginAuth, path string, errs *fieldErrors) *extauthv1.
 		ExportedSymbolName: p.SymbolName(),
 		Config:             conf,
 	}}}
+}
+
+// SecretRefs are the ids of the Secrets an AuthConfig references, in field order.
+func SecretRefs(ac *apiv1.AuthConfig) []string {
+	var out []string
+	ns := ac.Metadata.Namespace
+	for _, st := range ac.Spec.Configs {
+		if st.OAuth2 == nil || st.OAuth2.OIDCAuthorizationCode == nil {
+			continue
+		}
+		c := st.OAuth2.OIDCAuthorizationCode
+		if c.ClientSecretRef != nil && c.ClientSecretRef.Name != "" {
+			out = append(out, c.ClientSecretRef.ID(ns))
+		}
+		if c.Session != nil && c.Session.CookieEncryptionRef != nil {
+			out = append(out, c.Session.CookieEncryptionRef.ID(ns))
+		}
+	}
+	return out
 }

@@ -23,7 +23,7 @@ const CookieKeySecretKey = "cookie-encryption-key"
 
 // oauth2Step validates an oauth2 step, reporting every problem with its field path,
 // resolves its Secrets and returns the resolved step.
-func oauth2Step(set *apiv1.Set, ac *apiv1.AuthConfig, o *apiv1.OAuth2, path string, errs *fieldErrors) *extauthv1.Step {
+func oauth2Step(secrets SecretLookup, ac *apiv1.AuthConfig, o *apiv1.OAuth2, path string, errs *fieldErrors) *extauthv1.Step {
 	c := o.OIDCAuthorizationCode
 	if c == nil {
 		errs.add(path, "oidcAuthorizationCode is required")
@@ -60,8 +60,8 @@ func oauth2Step(set *apiv1.Set, ac *apiv1.AuthConfig, o *apiv1.OAuth2, path stri
 			errs.addf(path+".scopes["+strconv.Itoa(i)+"]", "%q is not a scope token", s)
 		}
 	}
-	out.ClientSecret = clientSecret(set, ac, c.ClientSecretRef, path+".clientSecretRef", errs)
-	out.Session = session(set, ac, c.Session, path+".session", errs)
+	out.ClientSecret = clientSecret(secrets, ac, c.ClientSecretRef, path+".clientSecretRef", errs)
+	out.Session = session(secrets, ac, c.Session, path+".session", errs)
 	if h := c.Headers; h != nil {
 		out.Headers = &extauthv1.OidcAuthorizationCode_Headers{IdTokenHeader: h.IDTokenHeader, AccessTokenHeader: h.AccessTokenHeader}
 		checkHeaderName(h.IDTokenHeader, path+".headers.idTokenHeader", errs)
@@ -146,13 +146,13 @@ func checkHeaderName(v, path string, errs *fieldErrors) {
 	}
 }
 
-func clientSecret(set *apiv1.Set, ac *apiv1.AuthConfig, ref *apiv1.Ref, path string, errs *fieldErrors) string {
+func clientSecret(secrets SecretLookup, ac *apiv1.AuthConfig, ref *apiv1.Ref, path string, errs *fieldErrors) string {
 	if ref == nil || ref.Name == "" {
 		errs.add(path, "is required: name the Secret of type "+apiv1.OAuthSecretType+" that holds the client secret")
 		return ""
 	}
 	id := ref.ID(ac.Metadata.Namespace)
-	sec := set.Secret(id)
+	sec := secrets(id)
 	switch {
 	case sec == nil:
 		errs.addf(path, "Secret %s not found", id)
@@ -169,7 +169,7 @@ func clientSecret(set *apiv1.Set, ac *apiv1.AuthConfig, ref *apiv1.Ref, path str
 	return ""
 }
 
-func session(set *apiv1.Set, ac *apiv1.AuthConfig, s *apiv1.OIDCSession, path string, errs *fieldErrors) *extauthv1.OidcAuthorizationCode_Session {
+func session(secrets SecretLookup, ac *apiv1.AuthConfig, s *apiv1.OIDCSession, path string, errs *fieldErrors) *extauthv1.OidcAuthorizationCode_Session {
 	if s == nil {
 		return nil
 	}
@@ -190,13 +190,13 @@ func session(set *apiv1.Set, ac *apiv1.AuthConfig, s *apiv1.OIDCSession, path st
 		}
 	}
 	if ref := s.CookieEncryptionRef; ref != nil {
-		out.CookieEncryptionKey = cookieKey(set, ref.ID(ac.Metadata.Namespace), path+".cookieEncryptionKeyRef", errs)
+		out.CookieEncryptionKey = cookieKey(secrets, ref.ID(ac.Metadata.Namespace), path+".cookieEncryptionKeyRef", errs)
 	}
 	return out
 }
 
-func cookieKey(set *apiv1.Set, id, path string, errs *fieldErrors) []byte {
-	sec := set.Secret(id)
+func cookieKey(secrets SecretLookup, id, path string, errs *fieldErrors) []byte {
+	sec := secrets(id)
 	if sec == nil {
 		errs.addf(path, "Secret %s not found", id)
 		return nil

@@ -1,0 +1,200 @@
+package pipeline
+
+import (
+	"sort"
+	"strings"
+
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/validate"
+	"gatehouse.dev/gatehouse/controlplane/xds"
+)
+
+// Nack is a client's rejection of a response (xds.Nack).
+type Nack struct {
+	Role, NodeID, TypeURL string
+	Names                 []string
+	Versions              map[string]string
+	Detail                string
+}
+
+// maxNacks bounds the NACKs kept in Stages.
+const maxNacks = 100
+
+// nackStatus is a client's Rejected status on one version of a resource.
+type nackStatus struct {
+	hash   string // the serving version it concerns
+	status validate.Status
+}
+
+// nackBook holds the NACK statuses of each resource, by reporter, and the latest NACKs.
+type nackBook struct {
+	byKey  map[source.Key]map[string]nackStatus
+	recent []Nack
+}
+
+// RecordNack records a client's NACK as a Rejected status, reported by
+// "<role>/<node id>" with the error detail, on the resources it concerns, until the
+// version serving of each of them changes. It is logged and kept in Stages.
+func (p *Pipeline) RecordNack(n Nack) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nacks.recent = append(p.nacks.recent, n)
+	if len(p.nacks.recent) > maxNacks {
+		p.nacks.recent = append([]Nack(nil), p.nacks.recent[len(p.nacks.recent)-maxNacks:]...)
+	}
+	var keys []string
+	if edge := p.rawEdge; edge != nil {
+		reporter := n.Role + "/" + n.NodeID
+		for _, c := range concerns(n, edge) {
+			if p.nacks.byKey == nil {
+				p.nacks.byKey = map[source.Key]map[string]nackStatus{}
+			}
+			if p.nacks.byKey[c.key] == nil {
+				p.nacks.byKey[c.key] = map[string]nackStatus{}
+			}
+			p.nacks.byKey[c.key][reporter] = nackStatus{hash: c.hash, status: validate.Status{
+				State: validate.Rejected, Reasons: c.reasons, ReportedBy: reporter}}
+			keys = append(keys, c.key.String())
+		}
+		p.stages.Edge = p.nacks.apply(edge)
+	}
+	p.stages.Nacks = p.nacks.list()
+	p.o.Log.Error().Str("role", n.Role).Str("node", n.NodeID).Str("type", n.TypeURL).Strs("resources", keys).
+		Str("detail", n.Detail).Msg("xds: a client rejected a response")
+}
+
+type concern struct {
+	key     source.Key
+	hash    string
+	reasons []string
+}
+
+// concerns maps a NACK onto the resources it is about. extauth's detail has one line
+// per config, "<config_id>: <reason>"; a proxy's names are clusters (Upstreams) or a
+// route configuration (the VirtualServices its detail names, else all of them).
+func concerns(n Nack, edge *validate.Edge) []concern {
+	index := map[string]*validate.Resource{}
+	for i := range edge.Resources {
+		if r := &edge.Resources[i]; r.Serving != "" {
+			index[r.Kind+" "+r.ID()] = r
+		}
+	}
+	byID := func(kind, id string) *validate.Resource { return index[kind+" "+id] }
+	var out []concern
+	add := func(r *validate.Resource, reasons []string) {
+		if r != nil {
+			out = append(out, concern{key: r.Key(), hash: r.Serving, reasons: reasons})
+		}
+	}
+	switch n.TypeURL {
+	case xds.ExtAuthConfigType:
+		lines := map[string][]string{}
+		for _, l := range strings.Split(n.Detail, "\n") {
+			if id, _, ok := strings.Cut(l, ": "); ok {
+				lines[id] = append(lines[id], l)
+			}
+		}
+		names := n.Names
+		if len(lines) > 0 {
+			names = sortedIDs(lines)
+		}
+		for _, id := range names {
+			why := lines[id]
+			if why == nil {
+				why = []string{n.Detail}
+			}
+			add(byID(apiv1.KindAuthConfig, id), why)
+		}
+	case xds.ClusterType, xds.EndpointType:
+		for _, name := range n.Names {
+			add(byID(apiv1.KindUpstream, name), []string{n.Detail})
+		}
+	case xds.RouteType, xds.ListenerType:
+		var named, all []concern
+		for i := range edge.Resources {
+			r := &edge.Resources[i]
+			if r.Kind != apiv1.KindVirtualService || r.Serving == "" {
+				continue
+			}
+			c := concern{key: r.Key(), hash: r.Serving, reasons: []string{n.Detail}}
+			all = append(all, c)
+			if strings.Contains(n.Detail, r.ID()) {
+				named = append(named, c)
+			}
+		}
+		if named != nil {
+			all = named
+		}
+		out = append(out, all...)
+	}
+	return out
+}
+
+func sortedIDs(m map[string][]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// forget drops the statuses of versions that no longer serve.
+func (b *nackBook) forget(edge *validate.Edge) {
+	if len(b.byKey) == 0 {
+		return
+	}
+	serving := make(map[source.Key]string, len(b.byKey))
+	for i := range edge.Resources {
+		r := &edge.Resources[i]
+		if _, ok := b.byKey[r.Key()]; ok {
+			serving[r.Key()] = r.Serving
+		}
+	}
+	for k, byReporter := range b.byKey {
+		for reporter, ns := range byReporter {
+			if ns.hash != serving[k] {
+				delete(byReporter, reporter)
+			}
+		}
+		if len(byReporter) == 0 {
+			delete(b.byKey, k)
+		}
+	}
+}
+
+// apply returns edge with the client statuses added after validation's. edge itself is
+// returned when there are none; otherwise the resources are copied, never modified.
+func (b *nackBook) apply(edge *validate.Edge) *validate.Edge {
+	if len(b.byKey) == 0 {
+		return edge
+	}
+	out := *edge
+	out.Resources = append([]validate.Resource(nil), edge.Resources...)
+	for i := range out.Resources {
+		r := &out.Resources[i]
+		byReporter := b.byKey[r.Key()]
+		if len(byReporter) == 0 {
+			continue
+		}
+		r.Statuses = append([]validate.Status(nil), r.Statuses...)
+		for _, reporter := range sortedKeys(byReporter) {
+			if ns := byReporter[reporter]; ns.hash == r.Serving {
+				r.Statuses = append(r.Statuses, ns.status)
+			}
+		}
+	}
+	return &out
+}
+
+func sortedKeys(m map[string]nackStatus) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (b *nackBook) list() []Nack { return append([]Nack(nil), b.recent...) }

@@ -1,0 +1,173 @@
+// Package pipeline runs the control plane's stages on every Input a Source publishes:
+// input → edge (validate) → proxies (translate) → xds (one set of resources per node
+// role), and hands each role's resources to the xDS server. Each stage is kept for the
+// admin endpoints.
+//
+// Translation is incremental: per-resource translations are remembered by content
+// hash, so an edit re-translates only what it touches, and every unchanged resource is
+// handed to Publish as the same message pointer as before.
+//
+// Wiring, in `gatehouse controlplane`:
+//
+//	srv := xds.NewServer(xds.Options{Log: log, OnNack: func(n xds.Nack) { p.RecordNack(n) }})
+//	p := pipeline.New(pipeline.Options{Log: log, Publish: srv.Publish})
+//	err := p.Run(ctx, &source.Dir{Path: dir, Log: log})
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/rs/zerolog"
+
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/translate"
+	"gatehouse.dev/gatehouse/controlplane/validate"
+	"gatehouse.dev/gatehouse/controlplane/xds"
+)
+
+// Resources is one role's resources: type URL → name → message (xds.Resources).
+type Resources = map[string]map[string]types.Resource
+
+// Options configure a Pipeline.
+type Options struct {
+	Log zerolog.Logger
+	// Publish hands one role's complete desired state to the xDS server. An error
+	// means nothing of that call was published; it is logged and kept in Stages.
+	Publish func(role string, r Resources) error
+	// OnSettings, when set, is called with the Settings in effect at the first run and
+	// whenever they change (devMode, requestTimeout, extauthzServerRef), so what
+	// depends on them changes without a restart.
+	OnSettings func(translate.Settings)
+}
+
+// Stages are the last run's stages. They are shared: never modify them. The xds stage
+// holds ExtAuthConfigs with resolved OIDC client secrets, and input and edge hold the
+// Secrets: whatever serves them redacts them.
+type Stages struct {
+	Input   *source.Input        `json:"input"`
+	Edge    *validate.Edge       `json:"edge"`
+	Proxies []*translate.Proxy   `json:"proxies"`
+	XDS     map[string]Resources `json:"xds"`
+	// PublishErrors are the errors of Publish in the last run, by role.
+	PublishErrors map[string]string `json:"publishErrors,omitempty"`
+	// Nacks are the latest NACKs received, oldest first.
+	Nacks []Nack `json:"nacks,omitempty"`
+}
+
+// Pipeline runs the stages. Its methods are safe for concurrent use.
+type Pipeline struct {
+	o Options
+
+	run   sync.Mutex // one run at a time
+	cache *translate.Cache
+	edge  *validate.Edge // without client statuses
+	sets  translate.Settings
+	first bool
+	// logged is the last status logged of every resource not Accepted.
+	logged map[source.Key]string
+
+	mu      sync.Mutex // guards what follows
+	stages  Stages
+	rawEdge *validate.Edge // the last edge, without client statuses
+	nacks   nackBook
+}
+
+// New returns a Pipeline; nothing runs until Run or Apply.
+func New(o Options) *Pipeline {
+	if o.Publish == nil {
+		o.Publish = func(string, Resources) error { return nil }
+	}
+	return &Pipeline{o: o, cache: translate.NewCache(), first: true, nacks: nackBook{}}
+}
+
+// Run feeds every Input of src through the stages until ctx ends or src fails.
+func (p *Pipeline) Run(ctx context.Context, src source.Source) error {
+	return src.Run(ctx, p.Apply)
+}
+
+// Apply runs the stages on one Input and publishes every role's resources.
+func (p *Pipeline) Apply(in *source.Input) {
+	p.run.Lock()
+	defer p.run.Unlock()
+	p.cache.Begin()
+	edge := validate.Validate(in, p.edge, p.cache)
+	proxies := translate.Proxies(edge.Accepted)
+	out := make(map[string]Resources, len(proxies)+1)
+	cfgs, errs := p.cache.ExtAuthConfigs(edge.AuthConfigs, edge.Secret, edge.Accepted.Settings.RequestTimeout)
+	for id, err := range errs {
+		// Validation accepted it with the same inputs; this is a bug, not a user error.
+		p.o.Log.Error().Str("authconfig", id).Err(err).Msg("accepted AuthConfig does not translate; left out")
+	}
+	out[xds.RoleExtauth] = Resources{xds.ExtAuthConfigType: cfgs}
+	roles := []string{xds.RoleExtauth}
+	for _, px := range proxies {
+		out[px.Role] = p.cache.Envoy(px)
+		roles = append(roles, px.Role)
+	}
+	p.cache.Sweep()
+	p.edge = edge
+
+	// extauth first: a route naming a new config_id reaches Envoy after extauth has it.
+	var perr map[string]string
+	for _, role := range roles {
+		if err := p.o.Publish(role, out[role]); err != nil {
+			if perr == nil {
+				perr = map[string]string{}
+			}
+			perr[role] = err.Error()
+			p.o.Log.Error().Str("role", role).Err(err).Msg("xds: not published; the previous resources keep serving")
+		}
+	}
+	p.logStatuses(edge)
+
+	p.mu.Lock()
+	p.rawEdge = edge
+	p.nacks.forget(edge)
+	p.stages = Stages{Input: in, Edge: p.nacks.apply(edge), Proxies: proxies, XDS: out, PublishErrors: perr, Nacks: p.nacks.list()}
+	p.mu.Unlock()
+
+	if s := edge.Accepted.Settings; p.first || s != p.sets {
+		p.first, p.sets = false, s
+		p.o.Log.Info().Str("settings", s.String()).Msg("settings in effect")
+		if p.o.OnSettings != nil {
+			p.o.OnSettings(s)
+		}
+	}
+}
+
+// Stages returns the last run's stages.
+func (p *Pipeline) Stages() Stages {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stages
+}
+
+// logStatuses logs every status that changed: Warnings and Rejections when they appear
+// or change, and the resources that are Accepted again.
+func (p *Pipeline) logStatuses(edge *validate.Edge) {
+	logged := map[source.Key]string{}
+	for i := range edge.Resources {
+		r := &edge.Resources[i]
+		st := r.Statuses[0]
+		if st.State == validate.Accepted {
+			if _, was := p.logged[r.Key()]; was {
+				p.o.Log.Info().Str("resource", r.Key().String()).Str("origin", r.Origin).Msg("Accepted")
+			}
+			continue
+		}
+		line := string(st.State) + strings.Join(st.Reasons, "\n")
+		logged[r.Key()] = line
+		if p.logged[r.Key()] == line {
+			continue
+		}
+		ev := p.o.Log.Warn()
+		if st.State == validate.Rejected {
+			ev = p.o.Log.Error()
+		}
+		ev.Str("resource", r.Key().String()).Str("origin", r.Origin).Strs("reasons", st.Reasons).Msg(string(st.State))
+	}
+	p.logged = logged
+}

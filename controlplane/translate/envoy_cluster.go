@@ -1,0 +1,79 @@
+package translate
+
+import (
+	"time"
+
+	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
+	upstreamhttpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// HTTPProtocolOptionsKey is the typed_extension_protocol_options key of a cluster's
+// HTTP protocol options.
+const HTTPProtocolOptionsKey = "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"
+
+// ConnectTimeout is every cluster's connect timeout.
+const ConnectTimeout = 5 * time.Second
+
+// EnvoyCluster builds the Envoy cluster of c, and its ClusterLoadAssignment when the
+// endpoints are served over EDS (nil otherwise). http2 makes the cluster speak HTTP/2
+// to its hosts, as the extauth server's gRPC needs.
+//
+// Host names vs IPs: EDS carries addresses, not names (Envoy refuses an EDS endpoint
+// that is not an IP), so a cluster whose hosts are all IPs is an EDS cluster fed over
+// ADS, and a cluster with a host name is a STRICT_DNS cluster with its hosts inline:
+// the proxy resolves the name itself, with the resolver and TTLs of the network the
+// traffic goes through, where the control plane resolving it would freeze one answer
+// and see another network's DNS. Discovered endpoints (Kubernetes) are IPs: EDS.
+func EnvoyCluster(c *Cluster, http2 bool) (*clusterv3.Cluster, *endpointv3.ClusterLoadAssignment) {
+	out := &clusterv3.Cluster{
+		Name:           c.Name,
+		ConnectTimeout: durationpb.New(ConnectTimeout),
+	}
+	if http2 {
+		opts, err := anypb.New(&upstreamhttpv3.HttpProtocolOptions{
+			UpstreamProtocolOptions: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig_{
+				ExplicitHttpConfig: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig{
+					ProtocolConfig: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{
+						Http2ProtocolOptions: &corev3.Http2ProtocolOptions{},
+					},
+				},
+			},
+		})
+		if err != nil {
+			panic("translate: " + err.Error()) // marshalling a well-formed message cannot fail
+		}
+		out.TypedExtensionProtocolOptions = map[string]*anypb.Any{HTTPProtocolOptionsKey: opts}
+	}
+	cla := &endpointv3.ClusterLoadAssignment{ClusterName: c.Name, Endpoints: []*endpointv3.LocalityLbEndpoints{{LbEndpoints: lbEndpoints(c.Hosts)}}}
+	if !c.IPOnly() {
+		out.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
+		out.DnsLookupFamily = clusterv3.Cluster_V4_PREFERRED
+		out.LoadAssignment = cla
+		return out, nil
+	}
+	out.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS}
+	out.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource()}
+	return out, cla
+}
+
+func lbEndpoints(hosts []Host) []*endpointv3.LbEndpoint {
+	out := make([]*endpointv3.LbEndpoint, 0, len(hosts))
+	for _, h := range hosts {
+		out = append(out, &endpointv3.LbEndpoint{HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
+			Address: socketAddress(h.Addr, int(h.Port)),
+		}}})
+	}
+	return out
+}
+
+// adsSource is "over the same ADS stream", the config source of everything we serve.
+func adsSource() *corev3.ConfigSource {
+	return &corev3.ConfigSource{
+		ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}},
+		ResourceApiVersion:    corev3.ApiVersion_V3,
+	}
+}

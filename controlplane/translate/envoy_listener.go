@@ -1,0 +1,69 @@
+package translate
+
+import (
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
+	extauthzv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
+	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/wellknown"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// The HTTP listener every gateway proxy gets.
+const (
+	HTTPListenerName = "http"
+	HTTPRouteConfig  = "http"
+	HTTPAddress      = "0.0.0.0"
+	HTTPPort         = 8080
+)
+
+// EnvoyListener builds the listener of l: an HTTP connection manager taking route
+// configuration l.RouteConfig over ADS, with ext_authz (when ext is set) then router.
+// ext_authz fails closed: a check that errors or times out denies.
+func EnvoyListener(l *Listener, ext *Extauthz) *listenerv3.Listener {
+	var filters []*hcmv3.HttpFilter
+	if ext != nil {
+		filters = append(filters, &hcmv3.HttpFilter{
+			Name: ExtAuthzFilterName,
+			ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&extauthzv3.ExtAuthz{
+				Services: &extauthzv3.ExtAuthz_GrpcService{GrpcService: &corev3.GrpcService{
+					TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: ext.Cluster}},
+					Timeout:         durationpb.New(ext.Timeout),
+				}},
+				FailureModeAllow:    false,
+				TransportApiVersion: corev3.ApiVersion_V3,
+			})},
+		})
+	}
+	filters = append(filters, &hcmv3.HttpFilter{
+		Name:       wellknown.Router,
+		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{})},
+	})
+	hcm := &hcmv3.HttpConnectionManager{
+		StatPrefix: l.Name,
+		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
+			ConfigSource:    adsSource(),
+			RouteConfigName: l.RouteConfig,
+		}},
+		HttpFilters: filters,
+	}
+	return &listenerv3.Listener{
+		Name:    l.Name,
+		Address: socketAddress(l.Address, int(l.Port)),
+		FilterChains: []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{{
+			Name:       wellknown.HTTPConnectionManager,
+			ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)},
+		}}}},
+	}
+}
+
+func mustAny(m proto.Message) *anypb.Any {
+	a, err := anypb.New(m)
+	if err != nil {
+		panic("translate: " + err.Error()) // marshalling a well-formed message cannot fail
+	}
+	return a
+}

@@ -1,0 +1,40 @@
+package translate
+
+import (
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	extauthzv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// authzDisabled is the per-route config of every open route; one message serves them
+// all (messages are never modified once built).
+var authzDisabled = mustAny(&extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.ExtAuthzPerRoute_Disabled{Disabled: true}})
+
+// EnvoyVirtualHost builds the Envoy virtual host of vh. Secured routes send their
+// AuthConfig's id as the config_id context extension; open routes disable ext_authz.
+func EnvoyVirtualHost(vh *VirtualHost) *routev3.VirtualHost {
+	out := &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains, Routes: make([]*routev3.Route, 0, len(vh.Routes))}
+	for _, r := range vh.Routes {
+		authz := authzDisabled
+		if r.AuthConfig != "" {
+			authz = mustAny(&extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.ExtAuthzPerRoute_CheckSettings{
+				CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: map[string]string{ConfigIDKey: r.AuthConfig}},
+			}})
+		}
+		out.Routes = append(out.Routes, &routev3.Route{
+			Name:  r.Name,
+			Match: &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: r.Prefix}},
+			Action: &routev3.Route_Route{Route: &routev3.RouteAction{
+				ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: r.Cluster},
+			}},
+			TypedPerFilterConfig:   map[string]*anypb.Any{ExtAuthzFilterName: authz},
+			RequestHeadersToRemove: r.RequestHeadersToRemove,
+		})
+	}
+	return out
+}
+
+// EnvoyRouteConfiguration is the route configuration name holding vhosts, in order.
+func EnvoyRouteConfiguration(name string, vhosts []*routev3.VirtualHost) *routev3.RouteConfiguration {
+	return &routev3.RouteConfiguration{Name: name, VirtualHosts: vhosts}
+}
