@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -19,6 +20,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/translate"
 	"gatehouse.dev/gatehouse/controlplane/validate"
+	"gatehouse.dev/gatehouse/controlplane/xds"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current stages")
@@ -138,8 +140,13 @@ func TestGolden(t *testing.T) {
 	}
 	for _, in := range inputs {
 		t.Run(strings.TrimSuffix(filepath.Base(in), ".yaml"), func(t *testing.T) {
-			p := pipeline.New(pipeline.Options{})
+			// The real xDS server checks what it is handed too: nothing may be refused.
+			srv := xds.NewServer(xds.Options{Log: zerolog.Nop()})
+			p := pipeline.New(pipeline.Options{Publish: srv.Publish})
 			p.Apply(decodeFile(t, in))
+			for role, err := range p.Stages().PublishErrors {
+				t.Errorf("xds.Server.Publish(%s): %s", role, err)
+			}
 			checkGolden(t, strings.TrimSuffix(in, ".yaml")+".golden.json", render(t, p.Stages()))
 		})
 	}

@@ -10,14 +10,6 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/xds"
 )
 
-// Nack is a client's rejection of a response (xds.Nack).
-type Nack struct {
-	Role, NodeID, TypeURL string
-	Names                 []string
-	Versions              map[string]string
-	Detail                string
-}
-
 // maxNacks bounds the NACKs kept in Stages.
 const maxNacks = 100
 
@@ -30,18 +22,18 @@ type nackStatus struct {
 // nackBook holds the NACK statuses of each resource, by reporter, and the latest NACKs.
 type nackBook struct {
 	byKey  map[source.Key]map[string]nackStatus
-	recent []Nack
+	recent []xds.Nack
 }
 
 // RecordNack records a client's NACK as a Rejected status, reported by
 // "<role>/<node id>" with the error detail, on the resources it concerns, until the
 // version serving of each of them changes. It is logged and kept in Stages.
-func (p *Pipeline) RecordNack(n Nack) {
+func (p *Pipeline) RecordNack(n xds.Nack) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.nacks.recent = append(p.nacks.recent, n)
 	if len(p.nacks.recent) > maxNacks {
-		p.nacks.recent = append([]Nack(nil), p.nacks.recent[len(p.nacks.recent)-maxNacks:]...)
+		p.nacks.recent = append([]xds.Nack(nil), p.nacks.recent[len(p.nacks.recent)-maxNacks:]...)
 	}
 	var keys []string
 	if edge := p.rawEdge; edge != nil {
@@ -73,7 +65,7 @@ type concern struct {
 // concerns maps a NACK onto the resources it is about. extauth's detail has one line
 // per config, "<config_id>: <reason>"; a proxy's names are clusters (Upstreams) or a
 // route configuration (the VirtualServices its detail names, else all of them).
-func concerns(n Nack, edge *validate.Edge) []concern {
+func concerns(n xds.Nack, edge *validate.Edge) []concern {
 	index := map[string]*validate.Resource{}
 	for i := range edge.Resources {
 		if r := &edge.Resources[i]; r.Serving != "" {
@@ -197,4 +189,4 @@ func sortedKeys(m map[string]nackStatus) []string {
 	return out
 }
 
-func (b *nackBook) list() []Nack { return append([]Nack(nil), b.recent...) }
+func (b *nackBook) list() []xds.Nack { return append([]xds.Nack(nil), b.recent...) }

@@ -19,7 +19,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/rs/zerolog"
 
 	"gatehouse.dev/gatehouse/controlplane/source"
@@ -28,15 +27,12 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/xds"
 )
 
-// Resources is one role's resources: type URL → name → message (xds.Resources).
-type Resources = map[string]map[string]types.Resource
-
 // Options configure a Pipeline.
 type Options struct {
 	Log zerolog.Logger
 	// Publish hands one role's complete desired state to the xDS server. An error
 	// means nothing of that call was published; it is logged and kept in Stages.
-	Publish func(role string, r Resources) error
+	Publish func(role string, r xds.Resources) error
 	// OnSettings, when set, is called with the Settings in effect at the first run and
 	// whenever they change (devMode, requestTimeout, extauthzServerRef), so what
 	// depends on them changes without a restart.
@@ -47,14 +43,14 @@ type Options struct {
 // holds ExtAuthConfigs with resolved OIDC client secrets, and input and edge hold the
 // Secrets: whatever serves them redacts them.
 type Stages struct {
-	Input   *source.Input        `json:"input"`
-	Edge    *validate.Edge       `json:"edge"`
-	Proxies []*translate.Proxy   `json:"proxies"`
-	XDS     map[string]Resources `json:"xds"`
+	Input   *source.Input            `json:"input"`
+	Edge    *validate.Edge           `json:"edge"`
+	Proxies []*translate.Proxy       `json:"proxies"`
+	XDS     map[string]xds.Resources `json:"xds"`
 	// PublishErrors are the errors of Publish in the last run, by role.
 	PublishErrors map[string]string `json:"publishErrors,omitempty"`
 	// Nacks are the latest NACKs received, oldest first.
-	Nacks []Nack `json:"nacks,omitempty"`
+	Nacks []xds.Nack `json:"nacks,omitempty"`
 }
 
 // Pipeline runs the stages. Its methods are safe for concurrent use.
@@ -78,7 +74,7 @@ type Pipeline struct {
 // New returns a Pipeline; nothing runs until Run or Apply.
 func New(o Options) *Pipeline {
 	if o.Publish == nil {
-		o.Publish = func(string, Resources) error { return nil }
+		o.Publish = func(string, xds.Resources) error { return nil }
 	}
 	return &Pipeline{o: o, cache: translate.NewCache(), first: true, nacks: nackBook{}}
 }
@@ -95,13 +91,13 @@ func (p *Pipeline) Apply(in *source.Input) {
 	p.cache.Begin()
 	edge := validate.Validate(in, p.edge, p.cache)
 	proxies := translate.Proxies(edge.Accepted)
-	out := make(map[string]Resources, len(proxies)+1)
+	out := make(map[string]xds.Resources, len(proxies)+1)
 	cfgs, errs := p.cache.ExtAuthConfigs(edge.AuthConfigs, edge.Secret, edge.Accepted.Settings.RequestTimeout)
 	for id, err := range errs {
 		// Validation accepted it with the same inputs; this is a bug, not a user error.
 		p.o.Log.Error().Str("authconfig", id).Err(err).Msg("accepted AuthConfig does not translate; left out")
 	}
-	out[xds.RoleExtauth] = Resources{xds.ExtAuthConfigType: cfgs}
+	out[xds.RoleExtauth] = xds.Resources{xds.ExtAuthConfigType: cfgs}
 	roles := []string{xds.RoleExtauth}
 	for _, px := range proxies {
 		out[px.Role] = p.cache.Envoy(px)

@@ -19,15 +19,15 @@ import (
 // published records what a Pipeline publishes, per role.
 type published struct {
 	mu    sync.Mutex
-	roles map[string]pipeline.Resources
+	roles map[string]xds.Resources
 	calls int
 }
 
-func (p *published) publish(role string, r pipeline.Resources) error {
+func (p *published) publish(role string, r xds.Resources) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.roles == nil {
-		p.roles = map[string]pipeline.Resources{}
+		p.roles = map[string]xds.Resources{}
 	}
 	p.roles[role] = r
 	p.calls++
