@@ -172,4 +172,3 @@ func pluginDir(t *testing.T) string {
 	testbin.Plugin(t, "./plugins/required_header", dir, "required_header.so")
 	return dir
 }
-
