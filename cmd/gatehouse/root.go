@@ -28,6 +28,7 @@ var commands = []func(stdout, stderr io.Writer) *cobra.Command{
 	versionCommand,
 	extauthCommand,
 	devCommand,
+	controlplaneCommand,
 	pluginCommand,
 }
 

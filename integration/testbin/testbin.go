@@ -189,3 +189,9 @@ func Eventually(t testing.TB, timeout time.Duration, check func() error) {
 	}
 	t.Fatalf("not reached within %s: %v", timeout, err)
 }
+
+// Kill ends the process with SIGKILL, as a crash would, and waits until it is gone.
+func (p *Process) Kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+
+	"gatehouse.dev/gatehouse/controlplane/pipeline"
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/internal/logging"
+)
+
+// Defaults of the control plane's listeners.
+const (
+	defaultXDSListen = "127.0.0.1:9977"
+)
+
+type controlplaneOptions struct {
+	resources, xdsListen, admin string
+}
+
+func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
+	var o controlplaneOptions
+	cmd := &cobra.Command{
+		Use:   "controlplane --resources DIR",
+		Short: "Serve resources from a folder to Envoy and extauth over xDS (ADS)",
+		Long: "Reads AuthConfig, VirtualService, Upstream, Secret and Settings resources from --resources\n" +
+			"(watched; every *.yaml and *.yml file), gives each a status, and serves Envoy's listeners,\n" +
+			"routes, clusters, endpoints and secrets and every extauth server's ExtAuthConfigs over ADS.\n" +
+			"Clients name their role in node metadata \"role\": \"extauth\", or \"<namespace>~<proxy>\" for a\n" +
+			"gateway proxy (" + xds.DefaultProxyRole + " serves every VirtualService).\n" +
+			"The admin server (GET /statuses, /metrics) binds loopback unless told otherwise: it shows config.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.resources == "" {
+				return exit(2, errors.New("controlplane: --resources is required"))
+			}
+			log, err := logging.New(stderr, "controlplane")
+			if err != nil {
+				return exit(2, err)
+			}
+			return runControlplane(cmd.Context(), log, o, &source.Dir{Path: o.resources, Log: log})
+		},
+	}
+	admin := defaultAdminListen
+	if v, ok := os.LookupEnv("START_STATS_SERVER"); ok {
+		if on, _ := strconv.ParseBool(v); !on {
+			admin = ""
+		}
+	}
+	cmd.Flags().StringVar(&o.resources, "resources", "", "folder of resource YAML files (watched)")
+	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", defaultXDSListen, "xDS (ADS) gRPC address")
+	cmd.Flags().StringVar(&o.admin, "admin-listen", admin, "admin HTTP address (empty: off; off by default when START_STATS_SERVER=false)")
+	return cmd
+}
+
+// controlplane is a running control plane's parts.
+type controlplane struct {
+	log      zerolog.Logger
+	pipeline *pipeline.Pipeline
+	xds      *xds.Server
+	grpc     *grpc.Server
+	lis      net.Listener
+	gatherer prometheus.Gatherer
+}
+
+func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error) {
+	lis, err := net.Listen("tcp", xdsListen)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %w", err)
+	}
+	promReg := prometheus.NewRegistry()
+	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer()}
+	cp.xds = xds.NewServer(xds.Options{Log: log, Registerer: promReg, OnNack: func(n xds.Nack) { cp.pipeline.RecordNack(n) }})
+	cp.pipeline = pipeline.New(pipeline.Options{Log: log, Publish: cp.xds.Publish})
+	cp.xds.Register(cp.grpc)
+	return cp, nil
+}
+
+// serve runs the source through the pipeline and the xDS server in g until ctx ends.
+func (cp *controlplane) serve(ctx context.Context, g *errgroup.Group, src source.Source) {
+	cp.log.Info().Str("listen", cp.lis.Addr().String()).Msg("xds serving")
+	g.Go(func() error { return cp.grpc.Serve(cp.lis) })
+	g.Go(func() error {
+		<-ctx.Done()
+		cp.grpc.Stop() // xDS streams never end by themselves; clients reconnect
+		return nil
+	})
+	g.Go(func() error {
+		if err := cp.pipeline.Run(ctx, src); err != nil && ctx.Err() == nil {
+			return fmt.Errorf("controlplane: resources: %w", err)
+		}
+		return nil
+	})
+}
+
+func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source) error {
+	cp, err := newControlplane(log, o.xdsListen)
+	if err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	cp.serve(ctx, g, src)
+	if o.admin != "" {
+		serveHTTP(ctx, g, log, "admin", o.admin, controlplaneAdmin(cp))
+	}
+	return g.Wait()
+}
