@@ -21,11 +21,13 @@ import (
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/logging"
 	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/server"
 	"gatehouse.dev/gatehouse/server/filesource"
 	"gatehouse.dev/gatehouse/server/oidc"
+	"gatehouse.dev/gatehouse/server/xdsclient"
 )
 
 // Defaults shared by the server commands.
@@ -36,7 +38,7 @@ const (
 )
 
 type extauthOptions struct {
-	config, pluginDir, listen, admin string
+	config, xds, pluginDir, listen, admin string
 }
 
 func (o *extauthOptions) bind(cmd *cobra.Command, listenFlag string) {
@@ -56,15 +58,18 @@ func (o *extauthOptions) bind(cmd *cobra.Command, listenFlag string) {
 func extauthCommand(stdout, stderr io.Writer) *cobra.Command {
 	var o extauthOptions
 	cmd := &cobra.Command{
-		Use:   "extauth --config PATH",
-		Short: "Run the ext_authz gRPC server on AuthConfig and Secret YAML from a file or folder",
-		Long: "Runs the extauth server alone, for people who run plain Envoy. It reads AuthConfig, Secret and\n" +
-			"Settings resources from --config (a multi-document YAML file or a folder of them; other kinds are\n" +
-			"skipped), reloads on change, and keeps serving the last good config when an edit is bad.",
+		Use:   "extauth (--config PATH | --xds ADDR)",
+		Short: "Run the ext_authz gRPC server on AuthConfigs from the control plane or from YAML",
+		Long: "Runs the extauth server. With --xds it follows the control plane over delta ADS as role\n" +
+			"\"extauth\": it ACKs the ExtAuthConfigs that build, NACKs the others naming each, keeps their last\n" +
+			"good versions serving, and keeps serving what it has while the control plane is away.\n" +
+			"With --config, for people who run plain Envoy, it reads AuthConfig, Secret and Settings\n" +
+			"resources from a multi-document YAML file or a folder of them (other kinds are skipped), reloads\n" +
+			"on change, and keeps serving the last good config when an edit is bad.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.config == "" {
-				return exit(2, errors.New("extauth: --config is required"))
+			if (o.config == "") == (o.xds == "") {
+				return exit(2, errors.New("extauth: exactly one of --config and --xds is required"))
 			}
 			log, err := logging.New(stderr, "extauth")
 			if err != nil {
@@ -74,12 +79,16 @@ func extauthCommand(stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.config, "config", "", "AuthConfig YAML file or folder")
+	cmd.Flags().StringVar(&o.xds, "xds", "", "control plane ADS address (e.g. 127.0.0.1:9977)")
 	o.bind(cmd, "listen")
 	cmd.AddCommand(statusCommand(stdout, stderr))
 	return cmd
 }
 
 func runExtauth(ctx context.Context, log zerolog.Logger, o extauthOptions) error {
+	if o.xds != "" {
+		return runExtauthXDS(ctx, log, o)
+	}
 	ex, err := newExtauth(log, o)
 	if err != nil {
 		return err
@@ -90,6 +99,23 @@ func runExtauth(ctx context.Context, log zerolog.Logger, o extauthOptions) error
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return src.Watch(ctx) })
+	ex.serve(ctx, g)
+	return g.Wait()
+}
+
+// runExtauthXDS serves the ExtAuthConfigs the control plane at o.xds sends.
+func runExtauthXDS(ctx context.Context, log zerolog.Logger, o extauthOptions) error {
+	ex, err := newExtauth(log, o)
+	if err != nil {
+		return err
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return xdsclient.Run(ctx, xdsclient.Options{
+			Addr: o.xds, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, Log: log,
+			Handle: xdsclient.ExtAuthHandler(ex.reg, ex.metrics.SetStatus),
+		})
+	})
 	ex.serve(ctx, g)
 	return g.Wait()
 }
