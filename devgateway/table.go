@@ -1,0 +1,172 @@
+package devgateway
+
+import (
+	"crypto/tls"
+	"net"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+)
+
+// table is what one listener serves, compiled and immutable once built: requests are
+// matched against it without locks and a new config replaces it whole.
+type table struct {
+	hosts    []*vhost
+	clusters map[string]*upstream
+	// authz is the ext_authz filter; nil when the filter chain has none, and then no
+	// request is checked (as in Envoy, per-route ext_authz settings mean nothing then).
+	authz *authzFilter
+	port  portMode
+	// noRequestID leaves a request without x-request-id as it is
+	// (generate_request_id false).
+	noRequestID bool
+	// certs are the TLS certificates of a listener with a TLS transport socket; nil for
+	// plain text.
+	certs *tlsCerts
+}
+
+// portMode says how the Host header's port takes part in virtual host matching.
+type portMode int
+
+const (
+	// portKeep matches the Host header as sent, port included: Envoy's default.
+	portKeep portMode = iota
+	// portStripAny drops any port (strip_any_host_port, ignore_port_in_host_matching).
+	portStripAny
+	// portStripMatching drops the port when it is the port the request came in on
+	// (strip_matching_host_port).
+	portStripMatching
+)
+
+// authzFilter is the ext_authz HTTP filter of a listener.
+type authzFilter struct {
+	client           authv3.AuthorizationClient
+	timeout          time.Duration
+	failureModeAllow bool
+	// failureHeader adds x-envoy-auth-failure-mode-allowed to a request let through
+	// because ext_authz failed (failure_mode_allow_header_add).
+	failureHeader bool
+	statusOnError int
+}
+
+type vhost struct {
+	name    string
+	domains []string
+	routes  []*route
+}
+
+// matchKind is how a route matches the path.
+type matchKind int
+
+const (
+	matchPrefix matchKind = iota
+	matchPath
+	matchSeparatedPrefix
+)
+
+type route struct {
+	name     string
+	kind     matchKind
+	path     string
+	fold     bool // case_sensitive false; path is lower case then
+	cluster  string
+	authz    bool              // false when ext_authz is disabled for the route
+	ext      map[string]string // context extensions sent with the Check
+	removeHd []string          // lower case
+}
+
+func (r *route) matches(path string) bool {
+	if r.fold {
+		path = strings.ToLower(path) // r.path is lower case already
+	}
+	switch r.kind {
+	case matchPath:
+		return path == r.path
+	case matchSeparatedPrefix:
+		return path == r.path || strings.HasPrefix(path, r.path+"/")
+	default:
+		return strings.HasPrefix(path, r.path)
+	}
+}
+
+type upstream struct {
+	addrs []string
+	http2 bool // the cluster speaks HTTP/2 (prior knowledge) to its endpoints
+	next  atomic.Uint64
+}
+
+// pick returns the next endpoint, round robin, or "" when the cluster has none.
+func (u *upstream) pick() string {
+	if len(u.addrs) == 0 {
+		return ""
+	}
+	return u.addrs[int(u.next.Add(1)-1)%len(u.addrs)]
+}
+
+// tlsCerts are a TLS listener's certificates: by server name, and the one for a
+// ClientHello that names none of them.
+type tlsCerts struct {
+	byName   map[string]*tls.Certificate
+	fallback *tls.Certificate
+}
+
+// match finds the virtual host for host and the first route whose path matches.
+// local is the address the request came in on (for portStripMatching).
+func (t *table) match(host, local, path string) (*route, bool) {
+	if h, port, err := net.SplitHostPort(host); err == nil {
+		_, localPort, _ := net.SplitHostPort(local)
+		if t.port == portStripAny || (t.port == portStripMatching && port == localPort) {
+			host = h
+		}
+	}
+	vh := t.vhostFor(strings.ToLower(host))
+	if vh == nil {
+		return nil, false
+	}
+	for _, r := range vh.routes {
+		if r.matches(path) {
+			return r, true
+		}
+	}
+	return nil, false
+}
+
+// vhostFor picks the virtual host with Envoy's precedence: exact domain, then the
+// longest suffix wildcard ("*.example.com"), then the longest prefix wildcard
+// ("example.*"), then "*". A wildcard never matches the empty string.
+func (t *table) vhostFor(host string) *vhost {
+	type cand struct {
+		v    *vhost
+		rank int // lower is better
+		size int // longer wildcard wins within a rank
+	}
+	var cs []cand
+	for _, v := range t.hosts {
+		for _, d := range v.domains {
+			d = strings.ToLower(d)
+			switch {
+			case d == host:
+				cs = append(cs, cand{v, 0, len(d)})
+			case strings.HasPrefix(d, "*") && d != "*" && strings.HasSuffix(host, d[1:]) && len(host) > len(d)-1:
+				cs = append(cs, cand{v, 1, len(d)})
+			case strings.HasSuffix(d, "*") && d != "*" && strings.HasPrefix(host, d[:len(d)-1]) && len(host) > len(d)-1:
+				cs = append(cs, cand{v, 2, len(d)})
+			case d == "*":
+				cs = append(cs, cand{v, 3, 0})
+			}
+		}
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if cs[i].rank != cs[j].rank {
+			return cs[i].rank < cs[j].rank
+		}
+		return cs[i].size > cs[j].size
+	})
+	return cs[0].v
+}
