@@ -14,7 +14,11 @@ import (
 type problems []string
 
 func (p *problems) addf(path, format string, args ...any) {
-	*p = append(*p, path+": "+fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if path != "" {
+		msg = path + ": " + msg
+	}
+	*p = append(*p, msg)
 }
 
 // only refuses every field set in m that is not in known. The gateway implements a

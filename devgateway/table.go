@@ -1,7 +1,6 @@
 package devgateway
 
 import (
-	"crypto/tls"
 	"net"
 	"sort"
 	"strings"
@@ -23,9 +22,6 @@ type table struct {
 	// noRequestID leaves a request without x-request-id as it is
 	// (generate_request_id false).
 	noRequestID bool
-	// certs are the TLS certificates of a listener with a TLS transport socket; nil for
-	// plain text.
-	certs *tlsCerts
 }
 
 // portMode says how the Host header's port takes part in virtual host matching.
@@ -104,13 +100,6 @@ func (u *upstream) pick() string {
 		return ""
 	}
 	return u.addrs[int(u.next.Add(1)-1)%len(u.addrs)]
-}
-
-// tlsCerts are a TLS listener's certificates: by server name, and the one for a
-// ClientHello that names none of them.
-type tlsCerts struct {
-	byName   map[string]*tls.Certificate
-	fallback *tls.Certificate
 }
 
 // match finds the virtual host for host and the first route whose path matches.

@@ -1,0 +1,111 @@
+package devgateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// clusterAuthz sends Checks to the endpoints of an ext_authz cluster, round robin,
+// over gRPC, as Envoy's envoy_grpc client does.
+type clusterAuthz struct {
+	name string
+	up   *upstream
+	pool *connPool
+}
+
+func (c *clusterAuthz) Check(ctx context.Context, req *authv3.CheckRequest, opts ...grpc.CallOption) (*authv3.CheckResponse, error) {
+	if !c.up.http2 {
+		// Envoy would send gRPC over HTTP/1.1 to such a cluster, and every Check fails.
+		return nil, fmt.Errorf("cluster %s: no HTTP/2 protocol options, which gRPC needs", c.name)
+	}
+	addr := c.up.pick()
+	if addr == "" {
+		return nil, fmt.Errorf("cluster %s: no healthy upstream", c.name)
+	}
+	conn, err := c.pool.get(addr)
+	if err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", c.name, err)
+	}
+	return authv3.NewAuthorizationClient(conn).Check(ctx, req, opts...)
+}
+
+// connGrace is how long a connection to an endpoint no longer in any ext_authz cluster
+// stays open, so Checks in flight on the config before the change finish.
+const connGrace = time.Minute
+
+// connPool keeps one gRPC connection per ext_authz endpoint across config changes.
+type connPool struct {
+	mu      sync.Mutex
+	conns   map[string]*grpc.ClientConn
+	retired []retiredConn
+	closed  bool
+}
+
+type retiredConn struct {
+	conn  *grpc.ClientConn
+	since time.Time
+}
+
+func newConnPool() *connPool { return &connPool{conns: map[string]*grpc.ClientConn{}} }
+
+func (p *connPool) get(addr string) (*grpc.ClientConn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("gateway closed")
+	}
+	if c, ok := p.conns[addr]; ok {
+		return c, nil
+	}
+	// passthrough: the address is dialled as given, a host name resolved at connect
+	// time, like a DNS cluster.
+	c, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	p.conns[addr] = c
+	return c, nil
+}
+
+// retain retires the connections to endpoints not in keep and closes those retired
+// longer than connGrace ago.
+func (p *connPool) retain(keep map[string]bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	for addr, c := range p.conns {
+		if !keep[addr] {
+			delete(p.conns, addr)
+			p.retired = append(p.retired, retiredConn{c, now})
+		}
+	}
+	kept := p.retired[:0]
+	for _, r := range p.retired {
+		if now.Sub(r.since) > connGrace {
+			_ = r.conn.Close()
+			continue
+		}
+		kept = append(kept, r)
+	}
+	p.retired = kept
+}
+
+func (p *connPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, c := range p.conns {
+		_ = c.Close()
+	}
+	for _, r := range p.retired {
+		_ = r.conn.Close()
+	}
+	p.conns, p.retired = map[string]*grpc.ClientConn{}, nil
+}

@@ -1,0 +1,170 @@
+package devgateway
+
+import (
+	"crypto/tls"
+	"slices"
+	"strings"
+)
+
+// listenerTable is what one listener serves: a table per filter chain.
+type listenerTable struct {
+	name   string
+	tls    bool
+	chains []*chainTable
+}
+
+type chainTable struct {
+	serverNames []string
+	cert        *tls.Certificate // nil for plain text
+	t           *table
+}
+
+// chainFor picks a TLS listener's filter chain by server name as Envoy does: exact
+// name, then the longest "*.suffix" wildcard, then the chain that names none.
+func (lt *listenerTable) chainFor(sni string) *chainTable {
+	if !lt.tls {
+		return lt.chains[0]
+	}
+	sni = strings.ToLower(sni)
+	var best, fallback *chainTable
+	bestLen := 0
+	for _, c := range lt.chains {
+		if len(c.serverNames) == 0 && fallback == nil {
+			fallback = c
+		}
+		for _, n := range c.serverNames {
+			switch {
+			case n == sni:
+				return c
+			case strings.HasPrefix(n, "*.") && strings.HasSuffix(sni, n[1:]) && len(n) > bestLen:
+				best, bestLen = c, len(n)
+			}
+		}
+	}
+	if best != nil {
+		return best
+	}
+	return fallback
+}
+
+// rebuild assembles every served port's listener and swaps in those that are complete.
+// A listener waiting for something keeps serving its previous table, as Envoy keeps the
+// old listener while the new one warms. Caller holds p.mu.
+func (p *Proxy) rebuild() {
+	inUse := map[string]bool{}
+	for _, port := range p.portList() {
+		slot := p.ports[port]
+		l := p.listenerOn(port)
+		if l == nil {
+			if old := slot.Swap(nil); old != nil {
+				p.log.Info().Str("listener", old.name).Uint32("port", port).Msg("listener removed; port not served")
+			}
+			delete(p.waiting, port)
+			continue
+		}
+		lt, missing := p.assemble(l)
+		if len(missing) > 0 {
+			msg := strings.Join(missing, ", ")
+			if p.waiting[port] != msg {
+				p.log.Info().Str("listener", l.name).Uint32("port", port).Str("waiting_for", msg).Bool("serving_previous", slot.Load() != nil).Msg("listener config incomplete")
+			}
+			p.waiting[port] = msg
+			lt = slot.Load()
+		} else {
+			if old := slot.Swap(lt); old == nil || p.waiting[port] != "" {
+				p.log.Info().Str("listener", l.name).Uint32("port", port).Msg("listener serving")
+			}
+			delete(p.waiting, port)
+		}
+		if lt != nil {
+			for _, c := range lt.chains {
+				if c.t.authz == nil {
+					continue
+				}
+				if a, ok := c.t.authz.client.(*clusterAuthz); ok {
+					for _, addr := range a.up.addrs {
+						inUse[addr] = true
+					}
+				}
+			}
+		}
+	}
+	p.pool.retain(inUse)
+}
+
+func (p *Proxy) listenerOn(port uint32) *listenerSpec {
+	for _, l := range p.listeners {
+		if l.port == port {
+			return l
+		}
+	}
+	return nil
+}
+
+// assemble builds a listener's table, or says what is missing for it.
+func (p *Proxy) assemble(l *listenerSpec) (*listenerTable, []string) {
+	var missing []string
+	lt := &listenerTable{name: l.name, tls: l.tls}
+	for _, c := range l.chains {
+		h := c.hcm
+		rs := h.inline
+		if rs == nil {
+			if rs = p.routes[h.rds]; rs == nil {
+				missing = append(missing, "route config "+h.rds)
+				continue
+			}
+		}
+		t := &table{clusters: map[string]*upstream{}, port: h.port, noRequestID: h.noRequestID}
+		if rs.ignorePort {
+			t.port = portStripAny
+		}
+		names := rs.clusters
+		if h.authz != nil {
+			names = append(slices.Clone(names), h.authz.cluster)
+		}
+		for _, name := range names {
+			up, why := p.upstream(name)
+			if why != "" {
+				missing = append(missing, why)
+				continue
+			}
+			t.clusters[name] = up
+		}
+		authzName := ""
+		if a := h.authz; a != nil {
+			authzName = a.name
+			t.authz = &authzFilter{
+				client: &clusterAuthz{name: a.cluster, up: t.clusters[a.cluster], pool: p.pool}, timeout: a.timeout,
+				failureModeAllow: a.failureAllow, failureHeader: a.failureHeader, statusOnError: a.statusOnError,
+			}
+		}
+		t.hosts = rs.vhosts(authzName)
+		ct := &chainTable{serverNames: c.serverNames, t: t}
+		if c.secret != "" {
+			if s := p.secrets[c.secret]; s == nil || s.cert == nil {
+				missing = append(missing, "TLS certificate secret "+c.secret)
+			} else {
+				ct.cert = s.cert
+			}
+		}
+		lt.chains = append(lt.chains, ct)
+	}
+	slices.Sort(missing)
+	return lt, slices.Compact(missing)
+}
+
+// upstream returns the endpoints of a cluster, or what is missing for it.
+func (p *Proxy) upstream(name string) (*upstream, string) {
+	cs := p.clusters[name]
+	if cs == nil {
+		return nil, "cluster " + name
+	}
+	addrs := cs.addrs
+	if cs.eds != "" {
+		var ok bool
+		if addrs, ok = p.endpoints[cs.eds]; !ok {
+			return nil, "endpoints of cluster " + name
+		}
+	}
+	return &upstream{addrs: addrs, http2: cs.http2}, ""
+}

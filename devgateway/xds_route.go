@@ -1,0 +1,170 @@
+package devgateway
+
+import (
+	"fmt"
+	"strings"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	extauthzv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// routeSpec is a RouteConfiguration the gateway can serve. The ext_authz per-route
+// settings are kept by filter name: which name counts is the listener's business.
+type routeSpec struct {
+	name       string
+	ignorePort bool
+	removeHd   []string
+	perFilter  map[string]*authzPer
+	hosts      []*vhostSpec
+	clusters   []string // every cluster a route sends to
+}
+
+type vhostSpec struct {
+	name      string
+	domains   []string
+	removeHd  []string
+	perFilter map[string]*authzPer
+	routes    []*routeSpecEntry
+}
+
+type routeSpecEntry struct {
+	route     route // without the ext_authz settings
+	perFilter map[string]*authzPer
+}
+
+// authzPer is one ExtAuthzPerRoute.
+type authzPer struct {
+	disabled bool
+	ext      map[string]string
+}
+
+func parseRouteConfig(rc *routev3.RouteConfiguration, path string, pr *problems) *routeSpec {
+	pr.only(rc, path, "name", "virtual_hosts", "validate_clusters", "request_headers_to_remove", "ignore_port_in_host_matching", "typed_per_filter_config")
+	s := &routeSpec{
+		name: rc.GetName(), ignorePort: rc.GetIgnorePortInHostMatching(), removeHd: lower(rc.GetRequestHeadersToRemove()),
+		perFilter: parsePerFilter(rc.GetTypedPerFilterConfig(), join(path, "typed_per_filter_config"), pr),
+	}
+	domains := map[string]string{}
+	seen := map[string]bool{}
+	for i, vh := range rc.GetVirtualHosts() {
+		vp := join(path, fmt.Sprintf("virtual_hosts[%d]", i))
+		pr.only(vh, vp, "name", "domains", "routes", "request_headers_to_remove", "typed_per_filter_config")
+		v := &vhostSpec{
+			name: vh.GetName(), removeHd: lower(vh.GetRequestHeadersToRemove()),
+			perFilter: parsePerFilter(vh.GetTypedPerFilterConfig(), join(vp, "typed_per_filter_config"), pr),
+		}
+		for j, d := range vh.GetDomains() {
+			dp := join(vp, fmt.Sprintf("domains[%d]", j))
+			d = strings.ToLower(d)
+			if other, ok := domains[d]; ok {
+				pr.addf(dp, "%q is also a domain of virtual host %s", d, other)
+			}
+			if d != "*" && strings.Contains(strings.Trim(d, "*"), "*") || strings.HasPrefix(d, "*") && strings.HasSuffix(d, "*") && d != "*" {
+				pr.addf(dp, "%q: a wildcard is only allowed at the start or the end", d)
+			}
+			domains[d] = vh.GetName()
+			v.domains = append(v.domains, d)
+		}
+		for j, r := range vh.GetRoutes() {
+			if e := parseRoute(r, join(vp, fmt.Sprintf("routes[%d]", j)), pr); e != nil {
+				v.routes = append(v.routes, e)
+				if !seen[e.route.cluster] {
+					seen[e.route.cluster] = true
+					s.clusters = append(s.clusters, e.route.cluster)
+				}
+			}
+		}
+		s.hosts = append(s.hosts, v)
+	}
+	return s
+}
+
+func parseRoute(r *routev3.Route, path string, pr *problems) *routeSpecEntry {
+	pr.only(r, path, "name", "match", "route", "request_headers_to_remove", "typed_per_filter_config", "metadata", "decorator")
+	e := &routeSpecEntry{
+		route:     route{name: r.GetName(), removeHd: lower(r.GetRequestHeadersToRemove())},
+		perFilter: parsePerFilter(r.GetTypedPerFilterConfig(), join(path, "typed_per_filter_config"), pr),
+	}
+	m := r.GetMatch()
+	pr.only(m, join(path, "match"), "prefix", "path", "path_separated_prefix", "case_sensitive")
+	switch ps := m.GetPathSpecifier().(type) {
+	case *routev3.RouteMatch_Prefix:
+		e.route.kind, e.route.path = matchPrefix, ps.Prefix
+	case *routev3.RouteMatch_Path:
+		e.route.kind, e.route.path = matchPath, ps.Path
+	case *routev3.RouteMatch_PathSeparatedPrefix:
+		e.route.kind, e.route.path = matchSeparatedPrefix, ps.PathSeparatedPrefix
+	}
+	if cs := m.GetCaseSensitive(); cs != nil && !cs.GetValue() {
+		e.route.fold, e.route.path = true, strings.ToLower(e.route.path)
+	}
+	ra := r.GetRoute()
+	if ra == nil {
+		pr.addf(path, "only route actions (to a cluster) are supported")
+		return nil
+	}
+	pr.only(ra, join(path, "route"), "cluster")
+	e.route.cluster = ra.GetCluster()
+	if e.route.cluster == "" {
+		return nil // reported by only
+	}
+	return e
+}
+
+// parsePerFilter reads typed_per_filter_config: ExtAuthzPerRoute under any filter name,
+// nothing else (another filter's per-route config means a filter the gateway lacks).
+func parsePerFilter(m map[string]*anypb.Any, path string, pr *problems) map[string]*authzPer {
+	if len(m) == 0 {
+		return nil
+	}
+	out := map[string]*authzPer{}
+	for name, a := range m {
+		fp := path + "[" + name + "]"
+		var per extauthzv3.ExtAuthzPerRoute
+		if err := unpackTyped(a, &per); err != nil {
+			pr.addf(fp, "%v", err)
+			continue
+		}
+		if cs := per.GetCheckSettings(); cs != nil {
+			pr.only(cs, join(fp, "check_settings"), "context_extensions", "disable_request_body_buffering")
+		}
+		out[name] = &authzPer{disabled: per.GetDisabled(), ext: per.GetCheckSettings().GetContextExtensions()}
+	}
+	return out
+}
+
+// vhosts builds the virtual hosts for a filter chain whose ext_authz filter is named
+// authzName ("" for none). Per-route settings go from least to most specific, as in
+// Envoy: context extensions merge, the most specific one says whether it is disabled.
+func (s *routeSpec) vhosts(authzName string) []*vhost {
+	var out []*vhost
+	for _, vs := range s.hosts {
+		v := &vhost{name: vs.name, domains: vs.domains}
+		for _, e := range vs.routes {
+			rt := e.route
+			rt.authz = true
+			rt.removeHd = append(append(append([]string(nil), e.route.removeHd...), vs.removeHd...), s.removeHd...)
+			for _, layer := range []map[string]*authzPer{s.perFilter, vs.perFilter, e.perFilter} {
+				per, ok := layer[authzName]
+				if !ok || authzName == "" {
+					continue
+				}
+				rt.authz = !per.disabled
+				if len(per.ext) > 0 {
+					merged := map[string]string{}
+					for k, val := range rt.ext {
+						merged[k] = val
+					}
+					for k, val := range per.ext {
+						merged[k] = val
+					}
+					rt.ext = merged
+				}
+			}
+			v.routes = append(v.routes, &rt)
+		}
+		out = append(out, v)
+	}
+	return out
+}
