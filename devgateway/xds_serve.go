@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -20,7 +21,11 @@ func (p *Proxy) Serve(ctx context.Context, port uint32, lis net.Listener) error 
 	if !ok {
 		return fmt.Errorf("devgateway: port %d is not one of the gateway's ports %v", port, p.portList())
 	}
-	srv := &http.Server{Handler: &portHandler{p: p, slot: slot}, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{
+		Handler:           &portHandler{p: p, slot: slot},
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          log.New(p.log.With().Uint32("port", port).Logger(), "", 0),
+	}
 	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
