@@ -29,6 +29,7 @@ var commands = []func(stdout, stderr io.Writer) *cobra.Command{
 	extauthCommand,
 	devCommand,
 	controlplaneCommand,
+	gatewayCommand,
 	pluginCommand,
 }
 

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/rs/zerolog"
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/devgateway"
+	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/server/xdsclient"
+)
+
+type gatewayOptions struct {
+	xds, role, nodeID, listen, httpsListen string
+}
+
+func (o *gatewayOptions) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.role, "role", xds.DefaultProxyRole, "gateway proxy this gateway plays, <namespace>~<proxy name>")
+	cmd.Flags().StringVar(&o.nodeID, "node-id", "", "xDS node id, unique per process (default <hostname>-<pid>)")
+	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:8080", "local address of the control plane's HTTP listener (port 8080)")
+	cmd.Flags().StringVar(&o.httpsListen, "https-listen", "127.0.0.1:8443", "local address of the control plane's HTTPS listener (port 8443); empty to refuse it")
+}
+
+func (o *gatewayOptions) check() error {
+	if o.xds == "" {
+		return errors.New("gateway: --xds is required")
+	}
+	ns, name, ok := strings.Cut(o.role, "~")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "~") {
+		return fmt.Errorf("gateway: --role %q: want <namespace>~<proxy name>, e.g. %s", o.role, xds.DefaultProxyRole)
+	}
+	if o.listen == "" {
+		return errors.New("gateway: --listen is required")
+	}
+	return nil
+}
+
+func gatewayCommand(_, stderr io.Writer) *cobra.Command {
+	var o gatewayOptions
+	cmd := &cobra.Command{
+		Use:   "gateway --xds ADDR",
+		Short: "Run the dev gateway on the Envoy config a control plane serves over xDS",
+		Long: "Plays Envoy's part on a laptop: follows the control plane at --xds as the gateway proxy --role\n" +
+			"(delta ADS: listeners, routes, clusters, endpoints, secrets) and serves its listener on port 8080\n" +
+			"at --listen and the one on 8443 at --https-listen. A listener answers 503 until everything it needs\n" +
+			"has arrived; what the gateway cannot honour is NACKed, never served open. When the control plane\n" +
+			"goes away it keeps serving what it has. Not a production proxy: production is Envoy.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.check(); err != nil {
+				return exit(2, err)
+			}
+			log, err := logging.New(stderr, "gateway")
+			if err != nil {
+				return exit(2, err)
+			}
+			g, ctx := errgroup.WithContext(cmd.Context())
+			if _, err := startGateway(ctx, g, log, o); err != nil {
+				return err
+			}
+			return g.Wait()
+		},
+	}
+	cmd.Flags().StringVar(&o.xds, "xds", "", "control plane ADS address, e.g. 127.0.0.1:9977")
+	o.bind(cmd)
+	return cmd
+}
+
+// startGateway binds the gateway's local addresses, then runs its servers and its xDS
+// client in g until ctx ends. `gatehouse dev` runs the same gateway in-process.
+func startGateway(ctx context.Context, g *errgroup.Group, log zerolog.Logger, o gatewayOptions) (*devgateway.Proxy, error) {
+	addrs := map[uint32]string{devgateway.HTTPPort: o.listen}
+	if o.httpsListen != "" {
+		addrs[devgateway.HTTPSPort] = o.httpsListen
+	}
+	ports := make([]uint32, 0, len(addrs))
+	listeners := map[uint32]net.Listener{}
+	for port, addr := range addrs {
+		lis, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			return nil, fmt.Errorf("gateway: listener port %d: %w", port, err)
+		}
+		ports = append(ports, port)
+		listeners[port] = lis
+	}
+	p := devgateway.NewProxy(devgateway.ProxyOptions{Log: log, Ports: ports})
+	for port, lis := range listeners {
+		log.Info().Uint32("envoy_port", port).Str("listen", lis.Addr().String()).Msg("gateway listener (503 until the control plane sends its complete config)")
+		g.Go(func() error { return p.Serve(ctx, port, lis) })
+	}
+	g.Go(func() error {
+		defer p.Close()
+		return xdsclient.Run(ctx, xdsclient.Options{
+			Addr: o.xds, NodeID: o.nodeID, Role: o.role, Types: devgateway.Types, Log: log, Handle: p.Handle,
+		})
+	})
+	return p, nil
+}
