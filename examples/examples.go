@@ -64,3 +64,24 @@ func PointEchoAt(set *apiv1.Set, addr string) error {
 	}
 	return nil
 }
+
+// DefaultFiles returns the embedded example files by name ("examples/default/<file>").
+func DefaultFiles() (map[string][]byte, error) {
+	entries, err := fs.ReadDir(defaults, "default")
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]byte, len(entries))
+	for _, e := range entries {
+		data, err := defaults.ReadFile(path.Join("default", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out["examples/default/"+e.Name()] = data
+	}
+	return out, nil
+}
+
+// ExtauthUpstream is the id of the Upstream the example Settings-less config points
+// Envoy's ext_authz filter at (the control plane's default extauthzServerRef).
+const ExtauthUpstream = "gatehouse-system.extauth"

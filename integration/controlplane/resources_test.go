@@ -1,0 +1,84 @@
+package controlplane_test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// resources writes the YAML files of a small system into a new folder: an echo Upstream
+// at echo, the extauth Upstream at extauth, the AuthConfig plugin-auth (the sample
+// plugin, allowing x-required values allowed) and a VirtualService with /public open
+// and / secured by plugin-auth.
+func resources(t *testing.T, echo, extauth string, allowed string) string {
+	t.Helper()
+	dir := t.TempDir()
+	write(t, dir, "upstreams.yaml", upstream("echo", echo)+"---\n"+upstream("extauth", extauth))
+	write(t, dir, "auth_config.yaml", authConfig("plugin-auth", "required_header", allowed))
+	write(t, dir, "virtual_service.yaml", virtualService("default", `["*"]`, "/extra-never-matched"))
+	return dir
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	// Write beside and rename, as editors and kubelets do, so the control plane never
+	// reads half a file.
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func upstream(name, addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		panic(err)
+	}
+	p, _ := strconv.Atoi(port)
+	return fmt.Sprintf(`apiVersion: core.gatehouse.dev/v1
+kind: Upstream
+metadata: {name: %s, namespace: gatehouse-system}
+spec:
+  static:
+    hosts: [{addr: %s, port: %d}]
+`, name, host, p)
+}
+
+func authConfig(name, plugin, allowed string) string {
+	return fmt.Sprintf(`apiVersion: enterprise.gateway.gatehouse.dev/v1
+kind: AuthConfig
+metadata: {name: %s, namespace: gatehouse-system}
+spec:
+  configs:
+    - pluginAuth:
+        name: %s
+        exportedSymbolName: Plugin
+        config: {RequiredHeader: x-required, AllowedValues: [%s]}
+`, name, plugin, allowed)
+}
+
+// virtualService routes /public (open), extra (open) and / (plugin-auth) to echo.
+func virtualService(name, domains, extra string) string {
+	return fmt.Sprintf(`apiVersion: gateway.gatehouse.dev/v1
+kind: VirtualService
+metadata: {name: %s, namespace: gatehouse-system}
+spec:
+  virtualHost:
+    domains: %s
+    routes:
+      - matchers: [{prefix: /public}]
+        routeAction: {single: {upstream: {name: echo, namespace: gatehouse-system}}}
+      - matchers: [{prefix: %s}]
+        routeAction: {single: {upstream: {name: echo, namespace: gatehouse-system}}}
+      - matchers: [{prefix: /}]
+        routeAction: {single: {upstream: {name: echo, namespace: gatehouse-system}}}
+        options:
+          extauth: {configRef: {name: plugin-auth, namespace: gatehouse-system}}
+`, name, domains, extra)
+}
