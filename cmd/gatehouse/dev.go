@@ -4,39 +4,42 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/anypb"
 
-	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
-
-	apiv1 "gatehouse.dev/gatehouse/api/v1"
-	"gatehouse.dev/gatehouse/controlplane/translate"
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/devgateway"
 	"gatehouse.dev/gatehouse/examples"
 	"gatehouse.dev/gatehouse/internal/logging"
-	"gatehouse.dev/gatehouse/server/filesource"
+	"gatehouse.dev/gatehouse/server/xdsclient"
 )
 
 type devOptions struct {
 	extauth   extauthOptions
 	resources string
 	listen    string
+	https     string
 	echo      string
+	xdsListen string
 }
 
 func devCommand(_, stderr io.Writer) *cobra.Command {
 	var o devOptions
 	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Run extauth, a dev gateway and an echo upstream in one process",
-		Long: "Runs everything on one machine so you can curl it: the extauth server, an HTTP gateway that\n" +
-			"does what Envoy's ext_authz filter does with the generated route config, and an echo upstream.\n" +
+		Short: "Run the control plane, extauth, a dev gateway and an echo upstream in one process",
+		Long: "Runs everything on one machine so you can curl it: the control plane, the extauth server, an\n" +
+			"HTTP gateway that does what Envoy does with the control plane's listeners, routes and clusters,\n" +
+			"and an echo upstream, wired through real xDS on loopback as separate processes would be.\n" +
 			"Without --resources it serves the embedded examples (see examples/default). With --resources it\n" +
-			"reads that YAML file or folder and reloads on change. Not a production proxy: production is Envoy.",
+			"reads that folder and reloads on change. Not a production proxy: production is Envoy.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := logging.New(stderr, "")
@@ -47,63 +50,135 @@ func devCommand(_, stderr io.Writer) *cobra.Command {
 		},
 	}
 	o.extauth.bind(cmd, "extauth-listen")
-	cmd.Flags().StringVar(&o.resources, "resources", "", "YAML file or folder of resources (default: the embedded examples)")
-	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:8080", "dev gateway HTTP address")
+	cmd.Flags().StringVar(&o.resources, "resources", "", "folder of resource YAML files (default: the embedded examples)")
+	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:8080", "dev gateway HTTP address (Envoy listener port 8080)")
+	cmd.Flags().StringVar(&o.https, "https-listen", "", "dev gateway HTTPS address (Envoy listener port 8443; empty: not served)")
 	cmd.Flags().StringVar(&o.echo, "echo-listen", "127.0.0.1:8090", "echo upstream address (empty to not start it)")
+	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", "127.0.0.1:0", "the in-process control plane's xDS address (port 0: any free port)")
 	return cmd
 }
 
+// component is log with its component field set once (a second With().Str would write
+// the key twice in every line).
+func component(log zerolog.Logger, name string) zerolog.Logger {
+	return log.With().Str("component", name).Logger()
+}
+
 func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
-	ex, err := newExtauth(log.With().Str("component", "extauth").Logger(), o.extauth)
-	log = log.With().Str("component", "dev").Logger()
+	ex, err := newExtauth(component(log, "extauth"), o.extauth)
 	if err != nil {
 		return err
 	}
-	conn, err := grpc.NewClient(ex.lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cp, err := newControlplane(component(log, "controlplane"), o.xdsListen)
+	if err != nil {
+		return err
+	}
+	src, err := devSource(component(log, "controlplane"), o, ex.lis.Addr().String())
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
-	defer conn.Close()
-	gw := devgateway.New(authv3.NewAuthorizationClient(conn), log.With().Str("component", "gateway").Logger())
-	apply := func(set *apiv1.Set) {
-		ex.apply(set)
-		applyGateway(log, gw, set)
-	}
+	devLog := component(log, "dev")
+	gwLog := component(log, "gateway")
+	proxy := devgateway.NewProxy(devgateway.ProxyOptions{Log: gwLog})
+	xdsAddr := cp.lis.Addr().String()
+
+	// The gateway starts listening once extauth has built its first configs, so the
+	// first request after "gateway serving" is not denied for a config still loading.
+	applied := make(chan struct{})
+	var once sync.Once
+	handle := xdsclient.ExtAuthHandler(ex.reg, ex.metrics.SetStatus)
 
 	g, ctx := errgroup.WithContext(ctx)
-	if o.resources == "" {
-		set, err := examples.Default()
-		if err != nil {
-			return fmt.Errorf("dev: embedded examples: %w", err)
-		}
-		if err := examples.PointEchoAt(set, o.echo); err != nil {
-			return fmt.Errorf("dev: --echo-listen: %w", err)
-		}
-		apply(set)
-	} else {
-		src := &filesource.Source{Path: o.resources, Log: log, Apply: apply}
-		if err := src.Load(); err != nil {
-			return fmt.Errorf("dev: %w", err)
-		}
-		g.Go(func() error { return src.Watch(ctx) })
-	}
+	cp.serve(ctx, g, src)
+	g.Go(func() error {
+		return xdsclient.Run(ctx, xdsclient.Options{
+			Addr: xdsAddr, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, Log: ex.log,
+			Handle: func(typeURL string, res map[string]*anypb.Any) error {
+				err := handle(typeURL, res)
+				once.Do(func() { close(applied) })
+				return err
+			},
+		})
+	})
+	g.Go(func() error {
+		return xdsclient.Run(ctx, xdsclient.Options{
+			Addr: xdsAddr, Role: xds.DefaultProxyRole, Types: xds.ProxyTypes, Log: gwLog, Handle: proxy.Handle,
+		})
+	})
 	ex.serve(ctx, g)
 	if o.echo != "" {
-		serveHTTP(ctx, g, log, "echo upstream", o.echo, devgateway.Echo())
+		serveHTTP(ctx, g, devLog, "echo upstream", o.echo, devgateway.Echo())
 	}
-	serveHTTP(ctx, g, log, "dev gateway", o.listen, gw)
+	waitReady(ctx, devLog, applied, proxy)
+	if err := serveProxy(ctx, g, gwLog, proxy, devgateway.HTTPPort, o.listen); err != nil {
+		return err
+	}
+	if o.https != "" {
+		if err := serveProxy(ctx, g, gwLog, proxy, devgateway.HTTPSPort, o.https); err != nil {
+			return err
+		}
+	}
 	return g.Wait()
 }
 
-// applyGateway translates set for Envoy and hands the result to the gateway, logging
-// every resource left out.
-func applyGateway(log zerolog.Logger, gw *devgateway.Gateway, set *apiv1.Set) {
-	env := translate.ToEnvoy(set)
-	for name, err := range env.Rejected {
-		log.Error().Str("resource", name).Err(err).Msg("resource rejected; not served")
+// startupWait bounds how long dev waits for its first config before it listens anyway
+// (a folder without AuthConfigs or VirtualServices never completes one).
+const startupWait = 10 * time.Second
+
+// waitReady waits until extauth has applied its first configs and the gateway's HTTP
+// listener is complete, or startupWait passes.
+func waitReady(ctx context.Context, log zerolog.Logger, applied <-chan struct{}, p *devgateway.Proxy) {
+	deadline := time.Now().Add(startupWait)
+	for {
+		select {
+		case <-applied:
+			if p.Ready(devgateway.HTTPPort) {
+				return
+			}
+		default:
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			log.Warn().Dur("waited", startupWait).Msg("no complete config yet; serving anyway (requests answer 503 until one arrives)")
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	timeout, _ := translate.RequestTimeout(set) // a bad value is reported with the AuthConfigs
-	if err := gw.Update(devgateway.Config{Routes: env.Routes, Clusters: env.Clusters, CheckTimeout: timeout}); err != nil {
-		log.Error().Err(err).Msg("gateway config")
+}
+
+// devSource is the embedded examples or the --resources folder, with dev's own
+// services' Upstreams pointed at where dev serves them.
+func devSource(log zerolog.Logger, o devOptions, extauthAddr string) (source.Source, error) {
+	targets, err := devTargets(o.echo, extauthAddr)
+	if err != nil {
+		return nil, err
 	}
+	var src source.Source
+	if o.resources == "" {
+		files, err := examples.DefaultFiles()
+		if err != nil {
+			return nil, fmt.Errorf("embedded examples: %w", err)
+		}
+		st := &source.Static{Name: "embedded examples", Files: files}
+		if _, err := st.Input(); err != nil {
+			return nil, err
+		}
+		src = st
+	} else {
+		src = &source.Dir{Path: o.resources, Log: log}
+	}
+	return &source.Mapped{Source: src, Map: targets}, nil
+}
+
+// serveProxy serves the gateway's Envoy listener port on addr in g.
+func serveProxy(ctx context.Context, g *errgroup.Group, log zerolog.Logger, p *devgateway.Proxy, port uint32, addr string) error {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	log.Info().Str("listen", lis.Addr().String()).Uint32("envoy_port", port).Msg("gateway serving")
+	g.Go(func() error { return p.Serve(ctx, port, lis) })
+	return nil
 }

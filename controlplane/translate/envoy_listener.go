@@ -49,6 +49,9 @@ func EnvoyListener(l *Listener, ext *Extauthz) *listenerv3.Listener {
 			RouteConfigName: l.RouteConfig,
 		}},
 		HttpFilters: filters,
+		// Browsers and curl send "host:port" when the port is not the scheme's default;
+		// domains are written without ports, so match on the host alone.
+		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
 	}
 	return &listenerv3.Listener{
 		Name:    l.Name,
