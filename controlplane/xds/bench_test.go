@@ -180,4 +180,3 @@ func serveBench(b *testing.B, s *xds.Server) string {
 	b.Cleanup(g.Stop)
 	return lis.Addr().String()
 }
-
