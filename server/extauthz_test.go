@@ -65,6 +65,13 @@ func registryOf(t *testing.T, timeout time.Duration, steps map[string][]chain.St
 		}
 	}
 	t.Cleanup(reg.Close)
+	// Abandoned calls log through the test's logger when they return: wait for them,
+	// so none logs after the test ended.
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(10 * time.Second); chain.Abandoned() != 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+	})
 	return reg
 }
 

@@ -22,6 +22,7 @@ const (
 type Metrics struct {
 	checks *prometheus.CounterVec
 	status *prometheus.GaugeVec
+	source *prometheus.GaugeVec
 }
 
 // NewMetrics registers the extauth metrics with reg.
@@ -35,12 +36,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "gatehouse_extauth_auth_config_status",
 			Help: "1 for the current state of each AuthConfig (Accepted or Rejected); serving_previous tells whether a last good version still serves.",
 		}, []string{"config_id", "state", "serving_previous"}),
+		source: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "gatehouse_extauth_config_source_problem",
+			Help: "1 while the config source (--config) cannot be applied (a document that does not parse, the folder gone), so no AuthConfig changes; 0 when it applies.",
+		}, []string{"path"}),
 	}
 	abandoned := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "gatehouse_extauth_abandoned_step_calls",
 		Help: "Step calls, over every step, that passed their deadline and have not returned yet.",
 	}, func() float64 { return float64(chain.Abandoned()) })
-	reg.MustRegister(m.checks, m.status, abandoned, stuckCollector{})
+	reg.MustRegister(m.checks, m.status, m.source, abandoned, stuckCollector{})
 	return m
 }
 
@@ -80,4 +85,16 @@ func (m *Metrics) SetStatus(statuses []Status) {
 		}
 		m.status.WithLabelValues(s.ID, s.State, prev).Set(1)
 	}
+}
+
+// SetSource sets the config source gauge of path: 1 when err is set, 0 when nil.
+func (m *Metrics) SetSource(path string, err error) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if err != nil {
+		v = 1
+	}
+	m.source.WithLabelValues(path).Set(v)
 }

@@ -55,6 +55,7 @@ type Registry struct {
 	wanted     []*extauthv1.ExtAuthConfig
 	translated map[string]error
 	serving    atomic.Pointer[map[string]*chain.Chain]
+	source     atomic.Pointer[sourceProblem]
 }
 
 type entry struct {
@@ -188,7 +189,7 @@ func (r *Registry) Rebuild(selects func(*extauthv1.ExtAuthConfig) bool) []Status
 // translation, which only a config change can mend).
 func (r *Registry) RetryRejected() []Status {
 	failed := map[string]bool{}
-	for _, st := range r.Statuses() {
+	for _, st := range *r.status.Load() {
 		failed[st.ID] = st.State == StateRejected
 	}
 	return r.Rebuild(func(cfg *extauthv1.ExtAuthConfig) bool { return failed[cfg.GetConfigId()] })
@@ -216,8 +217,12 @@ func (r *Registry) reject(id string, err error, servingPrevious bool) Status {
 
 // Statuses returns the status of every known config, sorted by id, as of the last
 // Apply or Rebuild that finished, with the stuck steps of its serving chain as of now.
+// A problem of the config source (see SetSource) comes first.
 func (r *Registry) Statuses() []Status {
 	out := slices.Clone(*r.status.Load())
+	if st, ok := r.sourceStatus(); ok {
+		out = append([]Status{st}, out...)
+	}
 	for i := range out {
 		if c, ok := r.Lookup(out[i].ID); ok {
 			out[i].Stuck = c.Stuck()

@@ -98,7 +98,7 @@ func (s *Set) Add(data []byte, source string) error {
 			break
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: document %d: %w", source, doc, err))
+			errs = append(errs, syntaxError(data, source, doc, err))
 			break
 		}
 		before := s.counts()

@@ -218,7 +218,7 @@ spec: {configs: [{pluginAuth: {name: a}}]}
 kind: Upstream
 	metadata: {}
 `,
-			wantErrs:        []string{`in.yaml: document 2: yaml: line 6: found a tab character that violates indentation`},
+			wantErrs:        []string{`in.yaml:7: document 2: yaml: found a tab character that violates indentation (in what starts on line 6)`},
 			wantAuthConfigs: []string{"default.before"},
 		},
 		{

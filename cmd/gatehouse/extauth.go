@@ -93,7 +93,8 @@ func runExtauth(ctx context.Context, log zerolog.Logger, o extauthOptions) error
 	if err != nil {
 		return err
 	}
-	src := &filesource.Source{Path: o.config, Log: log, Apply: func(set *apiv1.Set) { ex.apply(set) }}
+	src := &filesource.Source{Path: o.config, Log: log, Apply: func(set *apiv1.Set) { ex.apply(set) },
+		Problem: func(err error) { ex.reg.SetSource(o.config, err); ex.metrics.SetSource(o.config, err) }}
 	if err := src.Load(); err != nil {
 		return fmt.Errorf("extauth: %w", err)
 	}

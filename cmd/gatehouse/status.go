@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,23 +29,37 @@ func statusCommand(stdout, _ io.Writer) *cobra.Command {
 			}
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "AUTHCONFIG\tSTATE\tSERVING\tREASON")
-			rejected := 0
+			rejected, configs, source := 0, 0, false
 			for _, s := range statuses {
 				serving := "yes"
+				if server.IsSource(s) {
+					source = true
+				} else {
+					configs++
+				}
 				if s.State == server.StateRejected {
-					rejected++
+					if !server.IsSource(s) {
+						rejected++
+					}
 					serving = "no"
 					if s.ServingPrevious {
 						serving = "previous version"
 					}
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.State, serving, s.Reason+stuckNote(s.Stuck))
+				// A reason of several lines (one per bad document) would break the table.
+				reason := strings.ReplaceAll(strings.TrimSpace(s.Reason+stuckNote(s.Stuck)), "\n", "; ")
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.State, serving, reason)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
 			}
-			if rejected > 0 {
-				return exit(1, fmt.Errorf("%d of %d auth configs rejected", rejected, len(statuses)))
+			switch {
+			case source && rejected > 0:
+				return exit(1, fmt.Errorf("the config source cannot be applied, and %d of %d auth configs rejected", rejected, configs))
+			case source:
+				return exit(1, errors.New("the config source cannot be applied; every auth config serves its last good version"))
+			case rejected > 0:
+				return exit(1, fmt.Errorf("%d of %d auth configs rejected", rejected, configs))
 			}
 			return nil
 		},

@@ -3,15 +3,15 @@
 package filesource
 
 import (
-	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/rs/zerolog"
 
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
@@ -27,38 +27,67 @@ type Source struct {
 	Log  zerolog.Logger
 	// Apply receives every set that decoded without errors.
 	Apply func(*apiv1.Set)
+	// Problem, when set, is told why the files cannot be applied (a bad document,
+	// the folder gone) each time a read fails, and nil each time one succeeds, so
+	// the server can show that a reload is blocked and not only log it.
+	Problem func(error)
 
-	last [sha256.Size]byte
+	last       [sha256.Size]byte
+	subfolders []string // the ignored subfolders last warned about
 }
 
 // Load reads Path once and applies it. A decode error is returned and nothing is applied.
 func (s *Source) Load() error {
 	data, set, err := s.read()
 	if err != nil {
+		s.report(err)
 		return err
 	}
 	s.last = sha256.Sum256(data)
 	s.Apply(set)
+	s.report(nil)
 	return nil
+}
+
+func (s *Source) report(err error) {
+	if s.Problem != nil {
+		s.Problem(err)
+	}
 }
 
 // read returns a digest of the files (to detect real changes) and the set. The digest
 // is taken first: a file changing in between then reads as changed next time, where
 // the other order would record the new content as applied while the old set serves.
 func (s *Source) read() ([]byte, *apiv1.Set, error) {
+	fi, err := os.Stat(s.Path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resources: %w", err)
+	}
 	h := sha256.New()
 	files := []string{s.Path}
-	if fi, err := os.Stat(s.Path); err == nil && fi.IsDir() {
+	if fi.IsDir() {
 		files = files[:0]
-		for _, pattern := range []string{"*.yaml", "*.yml"} {
-			m, _ := filepath.Glob(filepath.Join(s.Path, pattern))
-			for _, f := range m {
-				// apiv1.Load skips hidden files and folders.
-				if fi, err := os.Stat(f); err == nil && !fi.IsDir() && !strings.HasPrefix(filepath.Base(f), ".") {
-					files = append(files, f)
-				}
+		entries, err := os.ReadDir(s.Path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("resources: %w", err)
+		}
+		var subfolders []string
+		for _, e := range entries {
+			f := filepath.Join(s.Path, e.Name())
+			// apiv1.Load skips hidden files and folders, and reads no subfolder.
+			if strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			fi, err := os.Stat(f)
+			switch {
+			case err != nil:
+			case fi.IsDir():
+				subfolders = append(subfolders, e.Name())
+			case filepath.Ext(f) == ".yaml" || filepath.Ext(f) == ".yml":
+				files = append(files, f)
 			}
 		}
+		s.warnSubfolders(subfolders)
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -75,57 +104,39 @@ func (s *Source) read() ([]byte, *apiv1.Set, error) {
 	return h.Sum(nil), set, nil
 }
 
-// Watch applies every change until ctx ends. A bad edit is logged and the previous good
-// config keeps serving. The watch is on the folder (the file's folder for a file), so
-// editors that replace files and Kubernetes' symlink swaps are both seen.
-func (s *Source) Watch(ctx context.Context) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return fmt.Errorf("filesource: %w", err)
+// warnSubfolders says, once per change, that subfolders are not read: resources put
+// there would otherwise be ignored without a word.
+func (s *Source) warnSubfolders(names []string) {
+	if slices.Equal(names, s.subfolders) {
+		return
 	}
-	defer w.Close()
-	dir := s.Path
-	if fi, err := os.Stat(s.Path); err == nil && !fi.IsDir() {
-		dir = filepath.Dir(s.Path)
-	}
-	if err := w.Add(dir); err != nil {
-		return fmt.Errorf("filesource: watch %s: %w", dir, err)
-	}
-	var timer <-chan time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
-			s.Log.Debug().Str("event", ev.String()).Msg("config change seen")
-			timer = time.After(Debounce)
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
-			s.Log.Error().Err(err).Msg("watching config")
-		case <-timer:
-			timer = nil
-			s.reload()
-		}
+	s.subfolders = names
+	if len(names) > 0 {
+		s.Log.Warn().Str("path", s.Path).Strs("subfolders", names).
+			Msg("subfolders of the config folder are not read; put resource files in the folder itself")
 	}
 }
 
 func (s *Source) reload() {
 	data, set, err := s.read()
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(s.Path); errors.Is(serr, os.ErrNotExist) {
+			err = fmt.Errorf("%s is gone; the previous config keeps serving until it is back", s.Path)
+		}
+	}
 	if err != nil {
 		s.Log.Error().Err(err).Str("path", s.Path).Msg("config not reloaded; the previous config keeps serving")
+		s.report(err)
 		return
 	}
 	sum := sha256.Sum256(data)
 	if sum == s.last {
 		s.Log.Debug().Str("path", s.Path).Msg("config unchanged; not applied again")
+		s.report(nil)
 		return
 	}
 	s.last = sum
 	s.Log.Info().Str("path", s.Path).Msg("config reloaded")
 	s.Apply(set)
+	s.report(nil)
 }
