@@ -31,6 +31,8 @@ type change struct {
 	// repoint are unchanged resources given as new pointers, remembered so that the
 	// next Publish finds them by pointer.
 	repoint map[key]types.Resource
+	// vhosts are the checked virtual hosts of the route configurations in upsert.
+	vhosts  map[string]vhostMemo
 	desired Resources
 }
 

@@ -37,8 +37,10 @@ func inspect(typeURL, name string, res types.Resource) ([]key, error) {
 	}
 	w := &walker{}
 	w.message("", res.ProtoReflect())
-	return w.refs, errors.Join(w.errs...)
+	return w.refs, joinErrs(w.errs)
 }
+
+func joinErrs(errs []error) error { return errors.Join(errs...) }
 
 // resourceName is the name a client knows res by.
 func resourceName(res types.Resource) string {

@@ -79,7 +79,7 @@ func (s *Server) Publish(roleName string, r Resources) error {
 
 // diff compares r with what is served, inspecting what is new or changed.
 func (rl *role) diff(r Resources) (*change, []error) {
-	c := &change{upsert: map[key]served{}, remove: map[key]served{}, repoint: map[key]types.Resource{}, desired: r}
+	c := &change{upsert: map[key]served{}, remove: map[key]served{}, repoint: map[key]types.Resource{}, vhosts: map[string]vhostMemo{}, desired: r}
 	var errs []error
 	for _, typ := range roleTypes(rl.name) {
 		old := rl.served[typ]
@@ -89,12 +89,18 @@ func (rl *role) diff(r Resources) (*change, []error) {
 			if known && o.res == res {
 				continue
 			}
+			if typ == RouteType {
+				if err := rl.diffRoutes(c, name, res, o, known); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", k, err))
+				}
+				continue
+			}
 			s, err := newServed(typ, name, res)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", k, err))
 				continue
 			}
-			if known && o.version == s.version {
+			if known && o.version() == s.version() {
 				c.repoint[k] = res
 				continue
 			}
@@ -125,7 +131,8 @@ func newServed(typ, name string, res types.Resource) (served, error) {
 	if err != nil {
 		return served{}, fmt.Errorf("marshaling: %w", err)
 	}
-	return served{res: res, version: cachev3.HashResource(b)}, nil
+	v := cachev3.HashResource(b)
+	return served{res: res, version: func() string { return v }}, nil
 }
 
 // record makes c what is served, in the role's own books.
@@ -136,6 +143,12 @@ func (rl *role) record(c *change) {
 	}
 	for k := range c.remove {
 		delete(rl.served[k.typ], k.name)
+		if k.typ == RouteType {
+			delete(rl.vhosts, k.name)
+		}
+	}
+	for name, memo := range c.vhosts {
+		rl.vhosts[name] = memo
 	}
 	for k, res := range c.repoint {
 		s := rl.served[k.typ][k.name]

@@ -17,16 +17,19 @@ type role struct {
 	caches map[string]*cachev3.LinearCache
 	served map[string]map[string]served
 	index  index
+	// vhosts are the virtual hosts of each served route configuration, already checked.
+	vhosts map[string]vhostMemo
 }
 
 type served struct {
-	res     types.Resource
-	version string
+	res types.Resource
+	// version is the content hash, computed when first asked for.
+	version func() string
 	refs    []key
 }
 
 func (s *Server) newRole(name string) *role {
-	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, served: map[string]map[string]served{}, index: newIndex()}
+	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, served: map[string]map[string]served{}, index: newIndex(), vhosts: map[string]vhostMemo{}}
 	for _, t := range roleTypes(name) {
 		r.caches[t] = cachev3.NewLinearCache(t, cachev3.WithVersionPrefix(s.prefix), cachev3.WithLogger(cacheLogger{s.log}))
 		r.served[t] = map[string]served{}

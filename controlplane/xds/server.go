@@ -97,5 +97,9 @@ func (s *Server) Version(role, typeURL, name string) string {
 	if r == nil {
 		return ""
 	}
-	return r.served[typeURL][name].version
+	sv, ok := r.served[typeURL][name]
+	if !ok {
+		return ""
+	}
+	return sv.version()
 }
