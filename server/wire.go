@@ -32,7 +32,16 @@ func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		return c.CodecV2.Unmarshal(data, v)
 	}
 	w.raw = data.Materialize()
-	return proto.Unmarshal(w.raw, &w.req)
+	err := proto.Unmarshal(w.raw, &w.req)
+	if err != nil && isUTF8Error(err) {
+		// Header bytes that are not UTF-8 must not deny a valid request: carry them as
+		// raw bytes, as Envoy does with encode_raw_headers.
+		if fixed, ok := rawHeaders(w.raw); ok && proto.Unmarshal(fixed, &w.req) == nil {
+			w.raw = fixed
+			return nil
+		}
+	}
+	return err
 }
 
 // authorizationDesc is envoy.service.auth.v3.Authorization with a Check handler that
@@ -45,10 +54,13 @@ var authorizationDesc = func() grpc.ServiceDesc {
 
 func checkHandler(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
 	in := new(wireRequest)
+	a := srv.(*Authorizer)
 	if err := dec(in); err != nil {
+		// gRPC has answered codes.Internal already and logs nothing: say which request.
+		a.log.Error().Str("request_id", requestID(in.raw)).Err(err).Msg("CheckRequest cannot be decoded; Envoy gets codes.Internal")
+		a.metrics.observe("", outcomeError)
 		return nil, err
 	}
-	a := srv.(*Authorizer)
 	if interceptor == nil {
 		return a.check(ctx, &in.req, in.raw)
 	}

@@ -1,9 +1,11 @@
 package chain
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"gatehouse.dev/gatehouse/pluginapi"
 )
@@ -62,6 +64,8 @@ func checkResponse(resp *pluginapi.AuthorizationResponse, allowed map[string]boo
 		}
 	} else if s := resp.StatusCode(); s < http.StatusOK || s > 599 {
 		return fmt.Errorf("invalid deny status %d: it must be from 200 to 599", s)
+	} else if !utf8.ValidString(resp.Body) {
+		return errors.New("invalid deny body: it is not valid UTF-8, which ext_authz cannot carry back to Envoy")
 	}
 	for k, v := range resp.ResponseHeaders {
 		if err := checkHeader("ResponseHeaders", k, v, allowed); err != nil {
@@ -95,6 +99,11 @@ func checkHeader(field, name, value string, allowed map[string]bool) error {
 		if c := value[i]; c < 0x20 && c != '\t' || c == 0x7f {
 			return bad(fmt.Sprintf("the value has a control byte (such as CR, LF or NUL) at offset %d", i))
 		}
+	}
+	if !utf8.ValidString(value) {
+		// HTTP allows such bytes (obs-text), but ext_authz carries values back to Envoy
+		// in proto strings, which must be UTF-8: the answer could not be sent at all.
+		return bad("the value is not valid UTF-8, which ext_authz cannot carry back to Envoy")
 	}
 	return nil
 }

@@ -32,9 +32,9 @@ func TestInvalidHeadersFailTheStep(t *testing.T) {
 	}
 	tests := []headerCase{
 		{
-			name: "valid headers with tab, space and obs-text pass",
+			name: "valid headers with tab, space and UTF-8 pass",
 			resp: pluginapi.Allow().WithRequestHeader("x-user", "alice\tand bob").
-				WithAppendedRequestHeader("x-trace", "caf\xe9").WithoutRequestHeader("authorization").
+				WithAppendedRequestHeader("x-trace", "café").WithoutRequestHeader("authorization").
 				WithResponseHeader("x-ratelimit", "10").WithAddedResponseHeader("set-cookie", "a=b; Path=/").
 				WithRequestHeader("x-tok!#$%&'*+-.^_`|~09", "v"),
 		},
@@ -127,6 +127,19 @@ func TestInvalidHeadersFailTheStep(t *testing.T) {
 			resp:      pluginapi.Deny(http.StatusUnauthorized, "").WithResponseHeader("www-authenticate", "Bearer\r\nset-cookie: x="+secret),
 			wantErr:   `step/bad: invalid header in the response: ResponseHeaders "www-authenticate": the value has a control byte (such as CR, LF or NUL) at offset 6`,
 			wantField: "ResponseHeaders", wantName: "www-authenticate",
+		},
+		{
+			// Regression: the CheckResponse could not be encoded, and Envoy got
+			// codes.Internal with nothing logged.
+			name:      "a value that is not UTF-8",
+			resp:      pluginapi.Allow().WithRequestHeader("x-name", "caf\xe9"),
+			wantErr:   `step/bad: invalid header in the response: RequestHeaders "x-name": the value is not valid UTF-8, which ext_authz cannot carry back to Envoy`,
+			wantField: "RequestHeaders", wantName: "x-name",
+		},
+		{
+			name:    "a deny body that is not UTF-8",
+			resp:    pluginapi.Deny(http.StatusForbidden, "caf\xe9"),
+			wantErr: `step/bad: invalid deny body: it is not valid UTF-8, which ext_authz cannot carry back to Envoy`,
 		},
 		{
 			name:    "deny with a status that is not an HTTP error or success",
