@@ -20,6 +20,8 @@ import (
 
 type gatewayOptions struct {
 	xds, role, nodeID, listen, httpsListen string
+	// echo, when set, also serves the built-in echo upstream there (for trying things out).
+	echo string
 }
 
 func (o *gatewayOptions) bind(cmd *cobra.Command) {
@@ -66,11 +68,15 @@ func gatewayCommand(_, stderr io.Writer) *cobra.Command {
 			if _, err := startGateway(ctx, g, log, o); err != nil {
 				return err
 			}
+			if o.echo != "" {
+				serveHTTP(ctx, g, log, "echo upstream", o.echo, devgateway.Echo())
+			}
 			return g.Wait()
 		},
 	}
 	cmd.Flags().StringVar(&o.xds, "xds", "", "control plane ADS address, e.g. 127.0.0.1:9977")
 	o.bind(cmd)
+	cmd.Flags().StringVar(&o.echo, "echo-listen", "", "also serve the built-in echo upstream at this address, for trying things out (examples/default routes to 127.0.0.1:8090)")
 	return cmd
 }
 

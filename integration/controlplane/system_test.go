@@ -25,8 +25,8 @@ import (
 const settle = 20 * time.Second
 
 var (
-	pluginsOnce sync.Once
-	builtPlugins   string
+	pluginsOnce  sync.Once
+	builtPlugins string
 )
 
 func plugins(t *testing.T) string {
@@ -65,7 +65,8 @@ func startSystem(t *testing.T, allowed string) *system {
 	s.startControlPlane(t)
 	bin := testbin.Gatehouse(t)
 	s.ex = testbin.Start(t, nil, bin, "extauth", "--xds", s.xds, "--plugin-dir", plugins(t), "--listen", s.extauthAdr)
-	s.gateway = testbin.Start(t, nil, bin, "gateway", "--xds", s.xds, "--role", xds.DefaultProxyRole, "--listen", s.gw)
+	s.gateway = testbin.Start(t, nil, bin, "gateway", "--xds", s.xds, "--role", xds.DefaultProxyRole, "--listen", s.gw,
+		"--https-listen", testbin.FreeAddr(t))
 	testbin.WaitTCP(t, s.gateway, s.gw, settle)
 	return s
 }

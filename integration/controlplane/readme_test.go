@@ -1,0 +1,158 @@
+package controlplane_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3" // the Any in the bootstrap
+	"google.golang.org/protobuf/encoding/protojson"
+	"sigs.k8s.io/yaml"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
+)
+
+// block returns the fenced block that follows marker in the README.
+func block(t *testing.T, marker string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testbin.Root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), marker)
+	if !ok {
+		t.Fatalf("README.md has no %q", marker)
+	}
+	_, rest, _ = strings.Cut(rest, "```")
+	_, rest, _ = strings.Cut(rest, "\n") // the fence's info string
+	body, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatalf("README.md: the block after %q does not end", marker)
+	}
+	return body
+}
+
+// step is one "$ command" of a console block and the output the README shows for it.
+type step struct {
+	command string
+	output  string
+}
+
+func steps(body string) []step {
+	var out []step
+	for _, line := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
+		if cmd, ok := strings.CutPrefix(line, "$ "); ok {
+			out = append(out, step{command: cmd})
+			continue
+		}
+		if len(out) > 0 {
+			out[len(out)-1].output += line + "\n"
+		}
+	}
+	return out
+}
+
+// TestReadmeControlPlaneSession runs the README's "Control plane" session command by
+// command: the three processes in the background, each curl until it prints what the
+// README shows (the edit takes a moment to arrive). Addresses are moved to free ports
+// and /tmp to a test folder so the test can run beside others; nothing else changes.
+func TestReadmeControlPlaneSession(t *testing.T) {
+	root := testbin.Root(t)
+	tmp := t.TempDir()
+	free := map[string]string{}
+	for _, a := range []string{"127.0.0.1:9977", "127.0.0.1:9091", "127.0.0.1:8083", "127.0.0.1:8080", "127.0.0.1:8090"} {
+		free[a] = testbin.FreeAddr(t)
+	}
+	port := func(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
+	replacer := strings.NewReplacer(
+		"/tmp/gatehouse-resources", filepath.Join(tmp, "resources"),
+		"bin/gatehouse", testbin.Gatehouse(t),
+		"bin/plugins", plugins(t),
+		"localhost:8080", free["127.0.0.1:8080"],
+		"localhost:9091", free["127.0.0.1:9091"],
+		"127.0.0.1:9977", free["127.0.0.1:9977"],
+		"127.0.0.1:9091", free["127.0.0.1:9091"],
+		"127.0.0.1:8083", free["127.0.0.1:8083"],
+		"127.0.0.1:8080", free["127.0.0.1:8080"],
+		"127.0.0.1:8090", free["127.0.0.1:8090"],
+	)
+	listens := regexp.MustCompile(`--(?:xds|listen) (\S+)`)
+	for _, st := range steps(block(t, "<!-- controlplane-session")) {
+		cmd := replacer.Replace(st.command)
+		if bg, ok := strings.CutSuffix(cmd, " &"); ok {
+			args := strings.Fields(bg)
+			// Flags the README leaves at their defaults, moved to free ports.
+			switch args[1] {
+			case "controlplane":
+				args = append(args, "--xds-listen", free["127.0.0.1:9977"])
+			case "gateway":
+				args = append(args, "--https-listen", testbin.FreeAddr(t))
+			}
+			p := testbin.Start(t, nil, args[0], args[1:]...)
+			// The address the process serves on: the xDS address of the control plane,
+			// the listen address of the others.
+			addr := ""
+			if args[1] == "controlplane" {
+				addr = free["127.0.0.1:9977"]
+			} else if m := listens.FindAllStringSubmatch(bg, -1); len(m) > 0 {
+				addr = m[len(m)-1][1]
+			}
+			testbin.WaitTCP(t, p, addr, settle)
+			continue
+		}
+		testbin.Eventually(t, settle, func() error {
+			c := exec.Command("bash", "-c", cmd)
+			c.Dir = root
+			out, err := c.CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("%s: %v\n%s", st.command, err, out)
+			}
+			if string(out) != st.output {
+				return fmt.Errorf("%s: printed %q, the README shows %q", st.command, out, st.output)
+			}
+			return nil
+		})
+		if strings.HasPrefix(st.command, "cp -r examples/default ") {
+			// Point the copied Upstreams at the free ports the processes use.
+			for _, f := range []string{"echo.yaml", "extauth.yaml"} {
+				path := filepath.Join(tmp, "resources", f)
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s := strings.NewReplacer("port: 8090", "port: "+port(free["127.0.0.1:8090"]),
+					"port: 8083", "port: "+port(free["127.0.0.1:8083"])).Replace(string(data))
+				if s == string(data) {
+					t.Fatalf("%s: no port to move", f)
+				}
+				if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// TestReadmeEnvoyBootstrap checks the README's Envoy bootstrap is one Envoy accepts:
+// it decodes strictly into the bootstrap proto and passes its ValidateAll.
+func TestReadmeEnvoyBootstrap(t *testing.T) {
+	js, err := yaml.YAMLToJSON([]byte(block(t, "<!-- envoy-bootstrap")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bootstrapv3.Bootstrap
+	if err := protojson.Unmarshal(js, &b); err != nil {
+		t.Fatalf("README bootstrap: %v", err)
+	}
+	if err := b.ValidateAll(); err != nil {
+		t.Fatalf("README bootstrap: %v", err)
+	}
+	if got := b.GetNode().GetMetadata().GetFields()["role"].GetStringValue(); got != "gatehouse-system~gateway-proxy" {
+		t.Errorf("node metadata role = %q", got)
+	}
+}
