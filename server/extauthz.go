@@ -44,7 +44,13 @@ func (a *Authorizer) Check(ctx context.Context, req *authv3.CheckRequest) (*auth
 // check is Check with the request's wire bytes when the caller has them (nil: encode).
 func (a *Authorizer) check(ctx context.Context, req *authv3.CheckRequest, raw []byte) (*authv3.CheckResponse, error) {
 	ar := authorizationRequest(req, raw)
-	id := ar.ContextExtensions[ConfigIDKey]
+	id, named := ar.ContextExtensions[ConfigIDKey]
+	if !named {
+		a.unknown.Warn().Str("request_id", ar.RequestID).
+			Msg("the request has no config_id context extension; denying (set it on the route's ext_authz per-route config, or disable ext_authz there)")
+		a.metrics.observe("", outcomeNoConfigID)
+		return checkResponse(pluginapi.Forbidden()), nil
+	}
 	c, ok := a.reg.Lookup(id)
 	if !ok {
 		a.unknown.Warn().Str("config_id", id).Str("request_id", ar.RequestID).Msg("no auth config with this config_id is serving; denying")

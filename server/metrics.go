@@ -13,6 +13,7 @@ const (
 	outcomeAllowed       = "allowed"
 	outcomeDenied        = "denied"
 	outcomeUnknownConfig = "unknown_config"
+	outcomeNoConfigID    = "no_config_id"
 	outcomeError         = "error"
 	outcomePanic         = "panic"
 	outcomeDeadline      = "deadline"
@@ -30,7 +31,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		checks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "gatehouse_extauth_checks_total",
-			Help: "Checks answered, by config_id and outcome (allowed, denied, unknown_config, error, panic, deadline).",
+			Help: "Checks answered, by config_id and outcome (allowed, denied, unknown_config, no_config_id, error, panic, deadline).",
 		}, []string{"config_id", "outcome"}),
 		status: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "gatehouse_extauth_auth_config_status",

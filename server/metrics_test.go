@@ -45,7 +45,7 @@ func TestCheckMetrics(t *testing.T) {
 		}
 	}
 	want := `
-# HELP gatehouse_extauth_checks_total Checks answered, by config_id and outcome (allowed, denied, unknown_config, error, panic, deadline).
+# HELP gatehouse_extauth_checks_total Checks answered, by config_id and outcome (allowed, denied, unknown_config, no_config_id, error, panic, deadline).
 # TYPE gatehouse_extauth_checks_total counter
 gatehouse_extauth_checks_total{config_id="ns.err",outcome="error"} 1
 gatehouse_extauth_checks_total{config_id="ns.gate",outcome="allowed"} 2

@@ -89,14 +89,23 @@ func (r *Registry) Lookup(id string) (*chain.Chain, bool) {
 func (r *Registry) Apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]error) []Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.apply(cfgs, rejected, nil)
+	return r.apply(cfgs, rejected, nil, false)
 }
 
 // apply does Apply. With only set (a Rebuild), just the configs only picks are built,
 // even when unchanged; every other config keeps its chain and its status as they are,
-// so a slow or failing build elsewhere neither delays nor repeats.
-func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]error, only func(*extauthv1.ExtAuthConfig) bool) []Status {
+// so a slow or failing build elsewhere neither delays nor repeats. retry says the
+// builds are retries of unchanged input, whose unchanged failures are not logged again.
+func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]error, only func(*extauthv1.ExtAuthConfig) bool, retry bool) []Status {
 	next := make(map[string]*entry, len(cfgs))
+	// tried holds the configs built for a reason (new or changed, or picked by a
+	// Rebuild that is not a retry): a failure of theirs is logged even if it is the
+	// same as before.
+	tried, built := map[string]bool{}, map[string]bool{}
+	before := make(map[string]*extauthv1.ExtAuthConfig, len(r.wanted))
+	for _, cfg := range r.wanted {
+		before[cfg.GetConfigId()] = cfg
+	}
 	status := make(map[string]Status, len(cfgs)+len(rejected))
 	previous := map[string]Status{}
 	for _, st := range *r.status.Load() {
@@ -144,6 +153,7 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 			status[id] = Status{ID: id, State: StateAccepted}
 			continue
 		}
+		tried[id] = only != nil && !retry || before[id] == nil || !proto.Equal(before[id], cfg)
 		e, err := r.buildEntry(cfg)
 		if err != nil {
 			if old != nil {
@@ -155,7 +165,17 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 		}
 		next[id] = e
 		status[id] = Status{ID: id, State: StateAccepted}
-		r.log.Info().Str("config_id", id).Int("steps", len(cfg.GetSteps())).Msg("auth config accepted")
+		ev := r.log.Info().Str("config_id", id).Int("steps", len(cfg.GetSteps()))
+		if previous[id].State == StateRejected {
+			ev = ev.Bool("recovered", true)
+		}
+		ev.Msg("auth config accepted")
+		built[id] = true
+	}
+	for id, st := range status {
+		if !built[id] {
+			r.logChange(previous[id], st, tried[id])
+		}
 	}
 
 	chains := make(map[string]*chain.Chain, len(next))
@@ -182,17 +202,19 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 func (r *Registry) Rebuild(selects func(*extauthv1.ExtAuthConfig) bool) []Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.apply(r.wanted, r.translated, selects)
+	return r.apply(r.wanted, r.translated, selects, false)
 }
 
 // RetryRejected builds again every config that failed to build (not those rejected by
 // translation, which only a config change can mend).
 func (r *Registry) RetryRejected() []Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	failed := map[string]bool{}
 	for _, st := range *r.status.Load() {
 		failed[st.ID] = st.State == StateRejected
 	}
-	return r.Rebuild(func(cfg *extauthv1.ExtAuthConfig) bool { return failed[cfg.GetConfigId()] })
+	return r.apply(r.wanted, r.translated, func(cfg *extauthv1.ExtAuthConfig) bool { return failed[cfg.GetConfigId()] }, true)
 }
 
 func (r *Registry) buildEntry(cfg *extauthv1.ExtAuthConfig) (*entry, error) {
@@ -207,12 +229,23 @@ func (r *Registry) buildEntry(cfg *extauthv1.ExtAuthConfig) (*entry, error) {
 }
 
 func (r *Registry) reject(id string, err error, servingPrevious bool) Status {
-	ev := r.log.Error().Str("config_id", id).Err(err)
-	if servingPrevious {
-		ev = ev.Bool("serving_previous", true)
-	}
-	ev.Msg("auth config rejected")
 	return Status{ID: id, State: StateRejected, Reason: err.Error(), ServingPrevious: servingPrevious}
+}
+
+// logChange logs a config's status once per change, not on every Apply: a rejection
+// when it is new or different (or tried says its build was attempted for a reason),
+// and a return to Accepted that needed no build (the serving version listed again).
+func (r *Registry) logChange(prev, st Status, tried bool) {
+	switch {
+	case st.State == StateRejected && (tried || prev.State != st.State || prev.Reason != st.Reason || prev.ServingPrevious != st.ServingPrevious):
+		ev := r.log.Error().Str("config_id", st.ID).Str("error", st.Reason)
+		if st.ServingPrevious {
+			ev = ev.Bool("serving_previous", true)
+		}
+		ev.Msg("auth config rejected")
+	case st.State == StateAccepted && prev.State == StateRejected:
+		r.log.Info().Str("config_id", st.ID).Bool("recovered", true).Msg("auth config accepted")
+	}
 }
 
 // Statuses returns the status of every known config, sorted by id, as of the last

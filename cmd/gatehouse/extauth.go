@@ -146,13 +146,19 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 				Str("detail", w.Detail).Msg("plugin loads, with a difference from the host build")
 		}
 	}})
-	b := &server.Builder{Plugins: plugins, OIDC: oidc.Options{Log: log.With().Str("step", "oidc").Logger()}}
+	b := extauthBuilder(log, plugins)
 	reg := server.NewRegistry(b.Build, log)
 	m := server.NewMetrics(promReg)
 	return &extauth{
 		log: log, o: o, reg: reg, plugins: plugins, metrics: m, gatherer: promReg, lis: lis,
 		grpc: server.NewGRPCServer(server.NewAuthorizer(reg, log, m)),
 	}, nil
+}
+
+// extauthBuilder builds chains with plugins. OIDC steps log through log as it is:
+// oidc.New adds their "step" field itself, and a second one would repeat the key.
+func extauthBuilder(log zerolog.Logger, plugins server.PluginSource) *server.Builder {
+	return &server.Builder{Plugins: plugins, OIDC: oidc.Options{Log: log}}
 }
 
 // apply serves the AuthConfigs of set.

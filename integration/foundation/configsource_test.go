@@ -129,4 +129,5 @@ func TestExtauthConfigSourceProblems(t *testing.T) {
 		writeFile(t, file, requiredHeaderConfig("delta"))
 		testbin.Eventually(t, 10*time.Second, func() error { return allows("delta") })
 	})
+	checkLogKeys(t, p.Output())
 }
