@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc"
 
 	"gatehouse.dev/gatehouse/controlplane/pipeline"
+	"gatehouse.dev/gatehouse/controlplane/snapshots"
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/logging"
@@ -41,7 +42,8 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 			"routes, clusters, endpoints and secrets and every extauth server's ExtAuthConfigs over ADS.\n" +
 			"Clients name their role in node metadata \"role\": \"extauth\", or \"<namespace>~<proxy>\" for a\n" +
 			"gateway proxy (" + xds.DefaultProxyRole + " serves every VirtualService).\n" +
-			"The admin server (GET /statuses, /metrics) binds loopback unless told otherwise: it shows config.",
+			"The admin server (/snapshots/input|edge|proxies|xds|health, /statuses, /logging, /metrics,\n" +
+			"/debug/pprof/) binds loopback unless told otherwise: it shows config (secrets redacted).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.resources == "" {
@@ -74,6 +76,7 @@ type controlplane struct {
 	grpc     *grpc.Server
 	lis      net.Listener
 	gatherer prometheus.Gatherer
+	metrics  *snapshots.Metrics
 }
 
 func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error) {
@@ -86,6 +89,7 @@ func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error
 	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer()}
 	cp.xds = xds.NewServer(xds.Options{Log: log, Registerer: promReg, OnNack: func(n xds.Nack) { cp.pipeline.RecordNack(n) }})
 	cp.pipeline = pipeline.New(pipeline.Options{Log: log, Publish: cp.xds.Publish})
+	cp.metrics = snapshots.NewMetrics(promReg, cp.pipeline.Stages)
 	cp.xds.Register(cp.grpc)
 	return cp, nil
 }
@@ -100,11 +104,17 @@ func (cp *controlplane) serve(ctx context.Context, g *errgroup.Group, src source
 		return nil
 	})
 	g.Go(func() error {
-		if err := cp.pipeline.Run(ctx, src); err != nil && ctx.Err() == nil {
+		if err := src.Run(ctx, cp.apply); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("controlplane: resources: %w", err)
 		}
 		return nil
 	})
+}
+
+// apply runs the pipeline on one Input and records the run's metrics.
+func (cp *controlplane) apply(in *source.Input) {
+	cp.pipeline.Apply(in)
+	cp.metrics.Observe(cp.pipeline.Stages())
 }
 
 func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source) error {

@@ -3,10 +3,13 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"gatehouse.dev/gatehouse/controlplane/snapshots"
 	"gatehouse.dev/gatehouse/controlplane/validate"
+	"gatehouse.dev/gatehouse/internal/logging"
 )
 
 // resourceStatus is one resource in GET /statuses: who it is, where it came from and
@@ -24,12 +27,15 @@ type resourceStatus struct {
 	Serving bool `json:"serving"`
 }
 
-// controlplaneAdmin serves GET /statuses (every resource's status, in input order) and
-// /metrics. The snapshot endpoints of the operator-surfaces work build on the same
-// pipeline stages.
+// controlplaneAdmin serves the control plane's admin endpoints: /snapshots/* (the
+// stages, redacted, in an envelope), GET /statuses (every resource's status, in input
+// order), /logging, /metrics and /debug/pprof/.
 func controlplaneAdmin(cp *controlplane) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cp.gatherer, promhttp.HandlerOpts{}))
+	mux.Handle("/logging", logging.Handler())
+	registerPprof(mux)
+	snapshots.Register(mux, snapshots.Options{Stages: cp.pipeline.Stages, Clients: cp.xds.Clients, Version: cp.xds.Version})
 	mux.HandleFunc("GET /statuses", func(w http.ResponseWriter, _ *http.Request) {
 		edge := cp.pipeline.Stages().Edge
 		w.Header().Set("Content-Type", "application/json")
@@ -49,4 +55,13 @@ func controlplaneAdmin(cp *controlplane) http.Handler {
 		_ = json.NewEncoder(w).Encode(out)
 	})
 	return mux
+}
+
+// registerPprof serves the runtime profiles under /debug/pprof/.
+func registerPprof(mux *http.ServeMux) {
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }

@@ -18,6 +18,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -43,10 +44,17 @@ type Options struct {
 // holds ExtAuthConfigs with resolved OIDC client secrets, and input and edge hold the
 // Secrets: whatever serves them redacts them.
 type Stages struct {
-	Input   *source.Input            `json:"input"`
-	Edge    *validate.Edge           `json:"edge"`
-	Proxies []*translate.Proxy       `json:"proxies"`
-	XDS     map[string]xds.Resources `json:"xds"`
+	// Version counts the runs of this process (1 for the first); Time is when the
+	// last run finished. The admin endpoints show both.
+	Version uint64    `json:"version"`
+	Time    time.Time `json:"time"`
+	// Translate is how long the last run took to validate and translate (publishing
+	// excluded).
+	Translate time.Duration            `json:"translate"`
+	Input     *source.Input            `json:"input"`
+	Edge      *validate.Edge           `json:"edge"`
+	Proxies   []*translate.Proxy       `json:"proxies"`
+	XDS       map[string]xds.Resources `json:"xds"`
 	// PublishErrors are the errors of Publish in the last run, by role.
 	PublishErrors map[string]string `json:"publishErrors,omitempty"`
 	// Nacks are the latest NACKs received, oldest first.
@@ -88,6 +96,7 @@ func (p *Pipeline) Run(ctx context.Context, src source.Source) error {
 func (p *Pipeline) Apply(in *source.Input) {
 	p.run.Lock()
 	defer p.run.Unlock()
+	start := time.Now()
 	p.cache.Begin()
 	edge := validate.Validate(in, p.edge, p.cache)
 	proxies := translate.Proxies(edge.Accepted)
@@ -105,6 +114,7 @@ func (p *Pipeline) Apply(in *source.Input) {
 	}
 	p.cache.Sweep()
 	p.edge = edge
+	took := time.Since(start)
 
 	// extauth first: a route naming a new config_id reaches Envoy after extauth has it.
 	var perr map[string]string
@@ -122,7 +132,7 @@ func (p *Pipeline) Apply(in *source.Input) {
 	p.mu.Lock()
 	p.rawEdge = edge
 	p.nacks.forget(edge)
-	p.stages = Stages{Input: in, Edge: p.nacks.apply(edge), Proxies: proxies, XDS: out, PublishErrors: perr, Nacks: p.nacks.list()}
+	p.stages = Stages{Version: p.stages.Version + 1, Time: time.Now(), Translate: took, Input: in, Edge: p.nacks.apply(edge), Proxies: proxies, XDS: out, PublishErrors: perr, Nacks: p.nacks.list()}
 	p.mu.Unlock()
 
 	if s := edge.Accepted.Settings; p.first || s != p.sets {

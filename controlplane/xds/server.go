@@ -52,6 +52,7 @@ type Server struct {
 	log     zerolog.Logger
 	xds     serverv3.Server
 	metrics *metrics
+	cb      *callbacks
 	prefix  string // version prefix of this process's caches (state-of-the-world versions)
 
 	publishMu sync.Mutex // serialises Publish
@@ -73,7 +74,8 @@ func NewServer(o Options) *Server {
 		roles:   map[string]*role{},
 		pending: map[string][]*pendingWatch{},
 	}
-	s.xds = serverv3.NewServer(context.Background(), dispatch{s}, newCallbacks(s))
+	s.cb = newCallbacks(s)
+	s.xds = serverv3.NewServer(context.Background(), dispatch{s}, s.cb)
 	return s
 }
 

@@ -1,0 +1,53 @@
+package snapshots
+
+import (
+	"errors"
+	"net/http"
+
+	"gatehouse.dev/gatehouse/controlplane/pipeline"
+	"gatehouse.dev/gatehouse/controlplane/xds"
+)
+
+// Options are where the views read from.
+type Options struct {
+	// Stages returns the pipeline's last stages.
+	Stages func() pipeline.Stages
+	// Clients, when set, returns the open xDS streams.
+	Clients func() []xds.Client
+	// Version, when set, returns the version a resource is served at.
+	Version func(role, typeURL, name string) string
+}
+
+// Register serves on mux: GET /snapshots/input, /snapshots/edge, /snapshots/proxies,
+// /snapshots/xds (?role= keeps one role) and /snapshots/health. Each answers an
+// Envelope: 200 with data, 503 before the first snapshot, 404 for an unknown role.
+func Register(mux *http.ServeMux, o Options) {
+	clients := func() []xds.Client {
+		if o.Clients == nil {
+			return nil
+		}
+		return o.Clients()
+	}
+	serve := func(path string, view func(r *http.Request) (Envelope, error)) {
+		mux.HandleFunc("GET "+path, func(w http.ResponseWriter, r *http.Request) {
+			env, err := view(r)
+			switch {
+			case errors.Is(err, ErrNoSnapshot):
+				WriteJSON(w, http.StatusServiceUnavailable, Envelope{Error: err.Error(), Status: Status{Counts: map[string]int{}}})
+			case errors.Is(err, ErrUnknownRole):
+				WriteJSON(w, http.StatusNotFound, Envelope{Error: err.Error(), Status: Status{Counts: map[string]int{}}})
+			case err != nil:
+				WriteJSON(w, http.StatusInternalServerError, Envelope{Error: err.Error(), Status: Status{Counts: map[string]int{}}})
+			default:
+				WriteJSON(w, http.StatusOK, env)
+			}
+		})
+	}
+	serve("/snapshots/input", func(*http.Request) (Envelope, error) { return Input(o.Stages()) })
+	serve("/snapshots/edge", func(*http.Request) (Envelope, error) { return Edge(o.Stages()) })
+	serve("/snapshots/proxies", func(*http.Request) (Envelope, error) { return Proxies(o.Stages()) })
+	serve("/snapshots/xds", func(r *http.Request) (Envelope, error) {
+		return XDS(o.Stages(), r.URL.Query().Get("role"), o.Version, clients())
+	})
+	serve("/snapshots/health", func(*http.Request) (Envelope, error) { return Health(o.Stages(), clients()) })
+}

@@ -1,0 +1,57 @@
+package snapshots
+
+import (
+	"gatehouse.dev/gatehouse/controlplane/pipeline"
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/validate"
+	"gatehouse.dev/gatehouse/controlplane/xds"
+)
+
+// HealthData is everything `gatehouse check` needs in one read: every resource's
+// statuses (not its content), what could not be read, each proxy role and whether its
+// last publish failed, and the open xDS streams (in the envelope's status).
+type HealthData struct {
+	Resources     []ResourceHealth  `json:"resources"`
+	Problems      []source.Problem  `json:"problems,omitempty"`
+	Proxies       []string          `json:"proxies"`
+	PublishErrors map[string]string `json:"publishErrors,omitempty"`
+	Nacks         []xds.Nack        `json:"nacks,omitempty"`
+}
+
+// ResourceHealth is one resource's statuses.
+type ResourceHealth struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Namespace  string            `json:"namespace"`
+	Name       string            `json:"name"`
+	Origin     string            `json:"origin,omitempty"`
+	State      validate.State    `json:"state"`
+	Statuses   []validate.Status `json:"statuses"`
+	// Serving is false when no version of it serves.
+	Serving bool `json:"serving"`
+}
+
+// Health is the view `gatehouse check` reads. Counts are by "<kind>/<state>".
+func Health(st pipeline.Stages, clients []xds.Client) (Envelope, error) {
+	if st.Edge == nil {
+		return Envelope{}, ErrNoSnapshot
+	}
+	s := status(st)
+	s.Clients = clients
+	d := HealthData{
+		Resources: make([]ResourceHealth, 0, len(st.Edge.Resources)), Problems: st.Edge.Problems,
+		Proxies: []string{}, PublishErrors: st.PublishErrors, Nacks: st.Nacks,
+	}
+	for i := range st.Edge.Resources {
+		r := &st.Edge.Resources[i]
+		d.Resources = append(d.Resources, ResourceHealth{
+			APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Origin: r.Origin,
+			State: r.State(), Statuses: r.Statuses, Serving: r.Serving != "",
+		})
+		s.Counts[r.Kind+"/"+string(r.State())]++
+	}
+	for _, p := range st.Proxies {
+		d.Proxies = append(d.Proxies, p.Role)
+	}
+	return Envelope{Status: s, Data: d}, nil
+}
