@@ -27,7 +27,8 @@ type Authorizer struct {
 	// unknown logs denials for config_ids that do not serve, sampled: traffic to a
 	// rejected AuthConfig would otherwise write a line per request. The metric counts
 	// every one.
-	unknown zerolog.Logger
+	unknown  zerolog.Logger
+	inflight inflight
 }
 
 // NewAuthorizer returns the ext_authz service for reg. metrics may be nil.
@@ -57,6 +58,9 @@ func (a *Authorizer) check(ctx context.Context, req *authv3.CheckRequest, raw []
 		a.metrics.observe(id, outcomeUnknownConfig)
 		return checkResponse(pluginapi.Forbidden()), nil
 	}
+	// Counted only for serving ids, so made-up ids cannot grow the map.
+	n := a.inflight.add(id)
+	defer n.Add(-1)
 	out := c.Run(ctx, ar)
 	switch {
 	case out.Err != nil:

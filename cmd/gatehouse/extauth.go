@@ -130,6 +130,7 @@ type extauth struct {
 	metrics  *server.Metrics
 	gatherer prometheus.Gatherer
 	grpc     *grpc.Server
+	authz    *server.Authorizer
 	lis      net.Listener
 }
 
@@ -149,9 +150,10 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 	b := extauthBuilder(log, plugins)
 	reg := server.NewRegistry(b.Build, log)
 	m := server.NewMetrics(promReg)
+	authz := server.NewAuthorizer(reg, log, m)
 	return &extauth{
 		log: log, o: o, reg: reg, plugins: plugins, metrics: m, gatherer: promReg, lis: lis,
-		grpc: server.NewGRPCServer(server.NewAuthorizer(reg, log, m)),
+		grpc: server.NewGRPCServer(authz), authz: authz,
 	}, nil
 }
 
@@ -203,7 +205,7 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 	g.Go(func() error { return e.grpc.Serve(e.lis) })
 	g.Go(func() error {
 		<-ctx.Done()
-		e.grpc.GracefulStop()
+		server.Shutdown(e.grpc, e.authz, server.DefaultDrainTimeout, e.log)
 		e.reg.Close()
 		if err := e.plugins.Close(); err != nil {
 			e.log.Warn().Err(err).Msg("removing the private plugin copies")
