@@ -130,7 +130,7 @@ func (l *Loader) openContent(path, sum string, data []byte, symbol string) (*ope
 		l.mu.Lock()
 		if err := l.refused[sum]; err != nil {
 			l.mu.Unlock()
-			return nil, err
+			return nil, forFile(err, path)
 		}
 		wait, busy := l.inflight[sum]
 		if !busy {
@@ -148,6 +148,18 @@ func (l *Loader) openContent(path, sum string, data []byte, symbol string) (*ope
 		l.mu.Unlock()
 	}()
 	return l.checkAndOpen(path, sum, data, symbol)
+}
+
+// forFile is a refusal remembered by content, said about path: the file asked for,
+// not the file where the same bytes were first seen.
+func forFile(err error, path string) error {
+	var e *Error
+	if errors.As(err, &e) && e.File != path {
+		c := *e
+		c.File = path
+		return &c
+	}
+	return err
 }
 
 // openedContent is the plugin opened from content sum in this process, if any.

@@ -70,3 +70,20 @@ func TestPluginLoaderChecksAPrivateCopyNamedByContent(t *testing.T) {
 		t.Errorf("Close left %s: %v", private, err)
 	}
 }
+
+// Regression: a refusal is remembered by content, and it named the file where the
+// bytes were first seen, not the file that was asked for (the one that changed).
+func TestRefusalNamesTheFileAskedFor(t *testing.T) {
+	dir, private := t.TempDir(), t.TempDir()
+	content := []byte("hello world\n")
+	write(t, filepath.Join(dir, "first.so"), content)
+	write(t, filepath.Join(dir, "changed.so"), content)
+	l := loader.NewWithOptions(dir, loader.Options{PrivateDir: private, Trial: loader.TrialRunner{Executable: "/nonexistent/gatehouse"}})
+	for _, file := range []string{"first.so", "changed.so", "first.so"} {
+		_, err := l.Open(file, "Plugin")
+		var lerr *loader.Error
+		if !errors.As(err, &lerr) || lerr.File != filepath.Join(dir, file) {
+			t.Errorf("Open(%s) error %v; want a *loader.Error naming %s", file, err, filepath.Join(dir, file))
+		}
+	}
+}
