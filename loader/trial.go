@@ -77,7 +77,13 @@ func (r TrialRunner) Run(ctx context.Context, display, path, symbol string, conf
 	}
 	resultW.Close()
 	var res TrialResult
-	decodeErr := json.NewDecoder(resultR).Decode(&res)
+	dec := json.NewDecoder(resultR)
+	decodeErr := dec.Decode(&res)
+	opening := decodeErr == nil && res.Opening
+	if opening {
+		res = TrialResult{}
+		decodeErr = dec.Decode(&res)
+	}
 	waitErr := cmd.Wait()
 	// Nothing the plugin started outlives its trial.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -90,7 +96,7 @@ func (r TrialRunner) Run(ctx context.Context, display, path, symbol string, conf
 		}
 		return []Finding{resultFinding(res, replacer)}, &res
 	}
-	f := childFailure(ctx, exe, waitErr, timeout, printed)
+	f := childFailure(ctx, exe, waitErr, timeout, printed, opening)
 	stage := StageCrash
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		stage = StageTimeout
@@ -105,8 +111,9 @@ func resultFinding(res TrialResult, rep *strings.Replacer) Finding {
 }
 
 // childFailure describes a child that ended without a result: it crashed, was killed,
-// hung until the timeout, or is not a gatehouse binary.
-func childFailure(ctx context.Context, exe string, waitErr error, timeout time.Duration, printed string) Finding {
+// hung until the timeout, was ended by the plugin's init code (opening: it had said
+// it was about to open the plugin), or is not a gatehouse binary.
+func childFailure(ctx context.Context, exe string, waitErr error, timeout time.Duration, printed string, opening bool) Finding {
 	var detail, fix string
 	var ee *exec.ExitError
 	switch {
@@ -122,6 +129,12 @@ func childFailure(ctx context.Context, exe string, waitErr error, timeout time.D
 	case errors.As(waitErr, &ee) && !ee.Exited():
 		detail = fmt.Sprintf("the plugin crashed the process that loaded it (%s)", ee.ProcessState)
 		fix = "see the output; a crash while opening usually means a toolchain mismatch the pre-flight could not see, or a fault in the plugin's init code"
+	case opening && errors.As(waitErr, &ee):
+		detail = fmt.Sprintf("the plugin exited the process while it was being opened (exit code %d): its init code (package-level variables, init functions) calls os.Exit or log.Fatal", ee.ExitCode())
+		fix = "remove the os.Exit or log.Fatal from the plugin's init code; report a problem from NewConfigInstance, GetAuthService or Start instead"
+	case opening:
+		detail = "the plugin ended the process while it was being opened, with exit code 0: its init code calls os.Exit"
+		fix = "remove the os.Exit from the plugin's init code; report a problem from NewConfigInstance, GetAuthService or Start instead"
 	case waitErr != nil:
 		detail = fmt.Sprintf("the process that loaded the plugin exited with %v before reporting", waitErr)
 		fix = fmt.Sprintf("see the output; if %s is not the gatehouse binary, set the trial executable to one", exe)

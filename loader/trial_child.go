@@ -2,7 +2,9 @@ package loader
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"plugin"
 	"reflect"
 	"strings"
@@ -22,7 +24,11 @@ const (
 
 // TrialResult is what the trial-load child reports on its result stream.
 type TrialResult struct {
-	OK bool `json:"ok"`
+	// Opening marks the first of the child's two results, written just before
+	// plugin.Open: a child that exits after it and before the second was ended by
+	// the plugin's init code.
+	Opening bool `json:"opening,omitempty"`
+	OK      bool `json:"ok"`
 	// Stage is where the trial stopped when it failed.
 	Stage string `json:"stage,omitempty"`
 	Error string `json:"error,omitempty"`
@@ -80,6 +86,16 @@ func Trial(ctx context.Context, path, symbol string, config []byte, withConfig b
 		}
 	}
 	return res
+}
+
+// WriteTrial is the child side of a trial load: it writes the opening marker, runs
+// Trial and writes its result, each as one JSON value on w.
+func WriteTrial(ctx context.Context, w io.Writer, path, symbol string, config []byte, withConfig bool) error {
+	enc := json.NewEncoder(w)
+	if err := enc.Encode(TrialResult{Opening: true}); err != nil {
+		return err
+	}
+	return enc.Encode(Trial(ctx, path, symbol, config, withConfig))
 }
 
 func configInstance(ctx context.Context, ep interface {

@@ -78,6 +78,29 @@ func TestPluginTrialRunner(t *testing.T) {
 			stage: "crash",
 		},
 		{
+			name:   "loads, with the opening marker first",
+			script: `echo '{"opening":true}' >&3; echo '{"ok":true}' >&3`,
+		},
+		{
+			// Regression: this was reported as "exited … before reporting; if … is not
+			// the gatehouse binary, set the trial executable", pointing away from the
+			// plugin.
+			name:   "init code that calls os.Exit",
+			script: `echo '{"opening":true}' >&3; echo 'license check failed' >&2; exit 3`,
+			want: []loader.Finding{{Severity: "error", Check: "trial load",
+				Detail: "the plugin exited the process while it was being opened (exit code 3): its init code (package-level variables, init functions) calls os.Exit or log.Fatal; it printed:\nlicense check failed",
+				Fix:    "remove the os.Exit or log.Fatal from the plugin's init code; report a problem from NewConfigInstance, GetAuthService or Start instead"}},
+			stage: "crash",
+		},
+		{
+			name:   "init code that calls os.Exit(0)",
+			script: `echo '{"opening":true}' >&3; exit 0`,
+			want: []loader.Finding{{Severity: "error", Check: "trial load",
+				Detail: "the plugin ended the process while it was being opened, with exit code 0: its init code calls os.Exit",
+				Fix:    "remove the os.Exit from the plugin's init code; report a problem from NewConfigInstance, GetAuthService or Start instead"}},
+			stage: "crash",
+		},
+		{
 			name:    "a hang, with a child of its own",
 			script:  `sleep 300 & echo $! > "$PIDFILE"; echo 'waiting for the license server'; sleep 300`,
 			timeout: 300 * time.Millisecond,

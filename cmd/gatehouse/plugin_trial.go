@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -41,8 +40,7 @@ func pluginTrialCommand(stdout, _ io.Writer) *cobra.Command {
 				defer f.Close()
 				out = f
 			}
-			res := loader.Trial(cmd.Context(), args[0], symbol, config, withConfig)
-			return json.NewEncoder(out).Encode(res)
+			return loader.WriteTrial(cmd.Context(), out, args[0], symbol, config, withConfig)
 		},
 	}
 	cmd.Flags().StringVar(&symbol, "symbol", "Plugin", "exported symbol to look up")
