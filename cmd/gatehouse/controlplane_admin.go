@@ -46,7 +46,7 @@ func controlplaneAdmin(cp *controlplane) http.Handler {
 		}
 		out := make([]resourceStatus, 0, len(edge.Resources))
 		for i := range edge.Resources {
-			r := &edge.Resources[i]
+			r := edge.Resources[i]
 			out = append(out, resourceStatus{
 				APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Origin: r.Origin,
 				State: r.State(), Statuses: r.Statuses, Serving: r.Serving != "",

@@ -67,8 +67,8 @@ type concern struct {
 // route configuration (the VirtualServices its detail names, else all of them).
 func concerns(n xds.Nack, edge *validate.Edge) []concern {
 	index := map[string]*validate.Resource{}
-	for i := range edge.Resources {
-		if r := &edge.Resources[i]; r.Serving != "" {
+	for _, r := range edge.Resources {
+		if r.Serving != "" {
 			index[r.Kind+" "+r.ID()] = r
 		}
 	}
@@ -104,8 +104,7 @@ func concerns(n xds.Nack, edge *validate.Edge) []concern {
 		}
 	case xds.RouteType, xds.ListenerType:
 		var named, all []concern
-		for i := range edge.Resources {
-			r := &edge.Resources[i]
+		for _, r := range edge.Resources {
 			if r.Kind != apiv1.KindVirtualService || r.Serving == "" {
 				continue
 			}
@@ -132,50 +131,50 @@ func sortedIDs(m map[string][]string) []string {
 	return out
 }
 
-// forget drops the statuses of versions that no longer serve.
+// forget drops the statuses of versions that no longer serve: only the resources
+// that changed in this run can have.
 func (b *nackBook) forget(edge *validate.Edge) {
 	if len(b.byKey) == 0 {
 		return
 	}
-	serving := make(map[source.Key]string, len(b.byKey))
-	for i := range edge.Resources {
-		r := &edge.Resources[i]
-		if _, ok := b.byKey[r.Key()]; ok {
-			serving[r.Key()] = r.Serving
-		}
+	for _, k := range edge.Removed {
+		delete(b.byKey, k)
 	}
-	for k, byReporter := range b.byKey {
+	for _, r := range edge.Changed {
+		byReporter := b.byKey[r.Key()]
 		for reporter, ns := range byReporter {
-			if ns.hash != serving[k] {
+			if ns.hash != r.Serving {
 				delete(byReporter, reporter)
 			}
 		}
-		if len(byReporter) == 0 {
-			delete(b.byKey, k)
+		if byReporter != nil && len(byReporter) == 0 {
+			delete(b.byKey, r.Key())
 		}
 	}
 }
 
 // apply returns edge with the client statuses added after validation's. edge itself is
-// returned when there are none; otherwise the resources are copied, never modified.
+// returned when there are none; otherwise the resource list is copied and the
+// resources concerned replaced by copies: an Edge is never modified.
 func (b *nackBook) apply(edge *validate.Edge) *validate.Edge {
 	if len(b.byKey) == 0 {
 		return edge
 	}
 	out := *edge
-	out.Resources = append([]validate.Resource(nil), edge.Resources...)
-	for i := range out.Resources {
-		r := &out.Resources[i]
+	out.Resources = append([]*validate.Resource(nil), edge.Resources...)
+	for i, r := range out.Resources {
 		byReporter := b.byKey[r.Key()]
 		if len(byReporter) == 0 {
 			continue
 		}
-		r.Statuses = append([]validate.Status(nil), r.Statuses...)
+		c := *r
+		c.Statuses = append([]validate.Status(nil), r.Statuses...)
 		for _, reporter := range sortedKeys(byReporter) {
 			if ns := byReporter[reporter]; ns.hash == r.Serving {
-				r.Statuses = append(r.Statuses, ns.status)
+				c.Statuses = append(c.Statuses, ns.status)
 			}
 		}
+		out.Resources[i] = &c
 	}
 	return &out
 }

@@ -16,7 +16,6 @@ package pipeline
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -66,12 +65,12 @@ type Pipeline struct {
 	o Options
 
 	run   sync.Mutex // one run at a time
+	valid *validate.Validator
 	cache *translate.Cache
-	edge  *validate.Edge // without client statuses
 	sets  translate.Settings
 	first bool
-	// logged is the last status logged of every resource not Accepted.
-	logged map[source.Key]string
+	// logged holds the resources last logged as not Accepted.
+	logged map[source.Key]bool
 
 	mu      sync.Mutex // guards what follows
 	stages  Stages
@@ -84,7 +83,7 @@ func New(o Options) *Pipeline {
 	if o.Publish == nil {
 		o.Publish = func(string, xds.Resources) error { return nil }
 	}
-	return &Pipeline{o: o, cache: translate.NewCache(), first: true, nacks: nackBook{}}
+	return &Pipeline{o: o, valid: validate.New(), cache: translate.NewCache(), first: true, nacks: nackBook{}}
 }
 
 // Run feeds every Input of src through the stages until ctx ends or src fails.
@@ -97,23 +96,15 @@ func (p *Pipeline) Apply(in *source.Input) {
 	p.run.Lock()
 	defer p.run.Unlock()
 	start := time.Now()
-	p.cache.Begin()
-	edge := validate.Validate(in, p.edge, p.cache)
+	edge := p.valid.Validate(in)
 	proxies := translate.Proxies(edge.Accepted)
 	out := make(map[string]xds.Resources, len(proxies)+1)
-	cfgs, errs := p.cache.ExtAuthConfigs(edge.AuthConfigs, edge.Secret, edge.Accepted.Settings.RequestTimeout)
-	for id, err := range errs {
-		// Validation accepted it with the same inputs; this is a bug, not a user error.
-		p.o.Log.Error().Str("authconfig", id).Err(err).Msg("accepted AuthConfig does not translate; left out")
-	}
-	out[xds.RoleExtauth] = xds.Resources{xds.ExtAuthConfigType: cfgs}
+	out[xds.RoleExtauth] = xds.Resources{xds.ExtAuthConfigType: p.cache.ExtAuthConfigs(edge.ExtAuthConfigs)}
 	roles := []string{xds.RoleExtauth}
 	for _, px := range proxies {
 		out[px.Role] = p.cache.Envoy(px)
 		roles = append(roles, px.Role)
 	}
-	p.cache.Sweep()
-	p.edge = edge
 	took := time.Since(start)
 
 	// extauth first: a route naming a new config_id reaches Envoy after extauth has it.
@@ -154,26 +145,26 @@ func (p *Pipeline) Stages() Stages {
 // logStatuses logs every status that changed: Warnings and Rejections when they appear
 // or change, and the resources that are Accepted again.
 func (p *Pipeline) logStatuses(edge *validate.Edge) {
-	logged := map[source.Key]string{}
-	for i := range edge.Resources {
-		r := &edge.Resources[i]
+	if p.logged == nil {
+		p.logged = map[source.Key]bool{}
+	}
+	for _, k := range edge.Removed {
+		delete(p.logged, k)
+	}
+	for _, r := range edge.Changed {
 		st := r.Statuses[0]
 		if st.State == validate.Accepted {
-			if _, was := p.logged[r.Key()]; was {
+			if p.logged[r.Key()] {
+				delete(p.logged, r.Key())
 				p.o.Log.Info().Str("resource", r.Key().String()).Str("origin", r.Origin).Msg("Accepted")
 			}
 			continue
 		}
-		line := string(st.State) + strings.Join(st.Reasons, "\n")
-		logged[r.Key()] = line
-		if p.logged[r.Key()] == line {
-			continue
-		}
+		p.logged[r.Key()] = true
 		ev := p.o.Log.Warn()
 		if st.State == validate.Rejected {
 			ev = p.o.Log.Error()
 		}
 		ev.Str("resource", r.Key().String()).Str("origin", r.Origin).Strs("reasons", st.Reasons).Msg(string(st.State))
 	}
-	p.logged = logged
 }

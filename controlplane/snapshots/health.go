@@ -43,7 +43,7 @@ func Health(st pipeline.Stages, clients []xds.Client) (Envelope, error) {
 		Proxies: []string{}, PublishErrors: st.PublishErrors, Nacks: st.Nacks,
 	}
 	for i := range st.Edge.Resources {
-		r := &st.Edge.Resources[i]
+		r := st.Edge.Resources[i]
 		d.Resources = append(d.Resources, ResourceHealth{
 			APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Origin: r.Origin,
 			State: r.State(), Statuses: r.Statuses, Serving: r.Serving != "",

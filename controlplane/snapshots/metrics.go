@@ -54,7 +54,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	type ks struct{ kind, state string }
 	counts := map[ks]int{}
 	for i := range st.Edge.Resources {
-		r := &st.Edge.Resources[i]
+		r := st.Edge.Resources[i]
 		counts[ks{r.Kind, string(r.State())}]++
 	}
 	for k, n := range counts {

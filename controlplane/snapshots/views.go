@@ -48,8 +48,8 @@ func Input(st pipeline.Stages) (Envelope, error) {
 
 // EdgeData is the edge stage keyed by kind, each kind's resources in input order.
 type EdgeData struct {
-	Resources map[string][]validate.Resource `json:"resources"`
-	Problems  []source.Problem               `json:"problems,omitempty"`
+	Resources map[string][]*validate.Resource `json:"resources"`
+	Problems  []source.Problem                `json:"problems,omitempty"`
 }
 
 // Edge is the edge stage: every resource with its statuses, keyed by kind. Counts are
@@ -59,7 +59,7 @@ func Edge(st pipeline.Stages) (Envelope, error) {
 		return Envelope{}, ErrNoSnapshot
 	}
 	s := status(st)
-	d := EdgeData{Resources: map[string][]validate.Resource{}, Problems: st.Edge.Problems}
+	d := EdgeData{Resources: map[string][]*validate.Resource{}, Problems: st.Edge.Problems}
 	for _, r := range st.Edge.Resources {
 		d.Resources[r.Kind] = append(d.Resources[r.Kind], r)
 		s.Counts[r.Kind+"/"+string(r.State())]++

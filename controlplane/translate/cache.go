@@ -1,37 +1,63 @@
 package translate
 
 import (
-	"strings"
-	"time"
+	"maps"
+	"strconv"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
-	apiv1 "gatehouse.dev/gatehouse/api/v1"
-	"gatehouse.dev/gatehouse/controlplane/source"
 )
 
-// Cache makes translation incremental. It remembers every translation by the content
-// hashes it depends on, so a change re-translates only what it touches, and what did
-// not change keeps the very same message pointers (which the xDS server skips without
-// hashing them again). The functions it memoizes are pure; Cache only remembers.
+// ExtAuthConfigType is the type URL of ExtAuthConfig resources (xds.ExtAuthConfigType).
+const ExtAuthConfigType = "type.googleapis.com/gatehouse.extauth.v1.ExtAuthConfig"
+
+// Resources is what one role is served: type URL → resource name → message.
+type Resources = map[string]map[string]types.Resource
+
+// Cache makes the Envoy stage incremental. Model values are shared between runs as
+// long as their resource does not change, so the Cache compares the model slices of
+// a run with the previous run's, pointer by pointer, and builds messages only for the
+// model values that are new: every other message is handed on as the same pointer
+// (which the xDS server skips without hashing it again). The builders it calls are
+// pure; Cache only remembers. It is not safe for concurrent use.
 //
-// A run is Begin, any lookups, then Sweep, which forgets what the run did not use. A
-// Cache is not safe for concurrent use.
+// What stays proportional to the number of resources on every run, and why:
+//   - one pointer comparison per virtual host, cluster and ExtAuthConfig;
+//   - a copy of the map of messages of each type that changed (maps.Clone, a memory
+//     copy), because Publish takes a role's full desired state and must own what it
+//     is handed (an unchanged type hands the previous copy again);
+//   - the route configuration: one message holding every virtual host. When one
+//     virtual host changes it is rebuilt as a new slice of the cached virtual host
+//     messages (no virtual host is rebuilt), but the xDS server must still hash and
+//     send it whole. Serving virtual hosts over VHDS would remove that, at the price
+//     of delta-only xDS and on-demand host discovery in the proxy.
+//
+// Adding or removing a resource (rather than editing one) shifts the slices: that run
+// matches the model values by pointer through a map, still without rebuilding any
+// message whose model value is unchanged.
 type Cache struct {
-	gen        uint64
-	vhosts     memo[*VirtualHost]
-	clusters   memo[*Cluster]
-	settings   memo[Settings]
-	authConfig memo[*extauthv1.ExtAuthConfig]
-	secretRefs memo[[]string]
-	envoyVH    memo[*routev3.VirtualHost]
-	envoyCl    memo[envoyCluster]
-	listeners  memo[*listenerv3.Listener]
-	routes     map[string]*routeConfig // by role + "/" + route config name
+	roles   map[string]*roleCache
+	ext     modelCache[*extauthv1.ExtAuthConfig, *extauthv1.ExtAuthConfig]
+	extByID map[string]types.Resource
+	extOut  map[string]types.Resource // the copy last handed out
+}
+
+type roleCache struct {
+	listenerKey string
+	listener    *listenerv3.Listener
+	vhosts      modelCache[*VirtualHost, *routev3.VirtualHost]
+	routes      *routev3.RouteConfiguration
+	clusters    modelCache[*Cluster, envoyCluster]
+	h2          string // the cluster built with HTTP/2
+	cds, eds    map[string]types.Resource
+	// The copies last handed out: handed out again while nothing changes.
+	cdsOut, edsOut map[string]types.Resource
 }
 
 type envoyCluster struct {
@@ -39,127 +65,86 @@ type envoyCluster struct {
 	cla     *endpointv3.ClusterLoadAssignment
 }
 
-// routeConfig is the last route configuration built, with the virtual hosts it holds,
-// so an unchanged one keeps its pointer.
-type routeConfig struct {
-	msg *routev3.RouteConfiguration
-	gen uint64
-}
-
 // NewCache returns an empty Cache.
-func NewCache() *Cache {
-	return &Cache{routes: map[string]*routeConfig{}}
-}
+func NewCache() *Cache { return &Cache{roles: map[string]*roleCache{}} }
 
-// Begin starts a run.
-func (c *Cache) Begin() { c.gen++ }
-
-// Sweep forgets every translation the run since Begin did not use.
-func (c *Cache) Sweep() {
-	c.vhosts.sweep(c.gen)
-	c.clusters.sweep(c.gen)
-	c.settings.sweep(c.gen)
-	c.authConfig.sweep(c.gen)
-	c.secretRefs.sweep(c.gen)
-	c.envoyVH.sweep(c.gen)
-	c.envoyCl.sweep(c.gen)
-	c.listeners.sweep(c.gen)
-	for k, r := range c.routes {
-		if r.gen != c.gen {
-			delete(c.routes, k)
+// Envoy translates a Proxy into the Envoy resources of its role: the listener, its
+// route configuration, the clusters and the ClusterLoadAssignments of EDS clusters.
+func (c *Cache) Envoy(p *Proxy) Resources {
+	rc := c.roles[p.Role]
+	if rc == nil {
+		rc = &roleCache{cds: map[string]types.Resource{}, eds: map[string]types.Resource{}}
+		c.roles[p.Role] = rc
+	}
+	out := Resources{
+		resourcev3.ListenerType: {},
+		resourcev3.RouteType:    {},
+	}
+	for _, l := range p.Listeners {
+		key := l.Name + "|" + l.Address + "|" + strconv.Itoa(int(l.Port)) + "|" + l.RouteConfig
+		if p.Extauthz != nil {
+			key += "|" + p.Extauthz.Cluster + "|" + p.Extauthz.Timeout.String()
+		}
+		if key != rc.listenerKey {
+			rc.listenerKey, rc.listener = key, EnvoyListener(l, p.Extauthz)
+		}
+		out[resourcev3.ListenerType][l.Name] = rc.listener
+		vhs, changed := rc.vhosts.update(l.VirtualHosts, func(vh *VirtualHost) *routev3.VirtualHost { return EnvoyVirtualHost(vh) }, nil)
+		if changed || rc.routes == nil || rc.routes.GetName() != l.RouteConfig {
+			rc.routes = EnvoyRouteConfiguration(l.RouteConfig, vhs)
+		}
+		out[resourcev3.RouteType][l.RouteConfig] = rc.routes
+	}
+	h2 := ""
+	if p.Extauthz != nil {
+		h2 = p.Extauthz.Cluster
+	}
+	// The clusters whose HTTP/2 setting flips are built again.
+	var rebuild func(*Cluster) bool
+	if h2 != rc.h2 {
+		old := rc.h2
+		rebuild = func(m *Cluster) bool { return m.Name == h2 || m.Name == old }
+	}
+	rc.h2 = h2
+	rc.clusters.update(p.Clusters, func(m *Cluster) envoyCluster {
+		cl, cla := EnvoyCluster(m, m.Name == h2)
+		return envoyCluster{cl, cla}
+	}, rebuild)
+	for _, m := range rc.clusters.removed {
+		delete(rc.cds, m.Name)
+		delete(rc.eds, m.Name)
+	}
+	for _, m := range rc.clusters.added {
+		ec := rc.clusters.built[m]
+		rc.cds[m.Name] = ec.cluster
+		if ec.cla != nil {
+			rc.eds[m.Name] = ec.cla
+		} else {
+			delete(rc.eds, m.Name)
 		}
 	}
+	if rc.cdsOut == nil || len(rc.clusters.added)+len(rc.clusters.removed) > 0 {
+		rc.cdsOut, rc.edsOut = maps.Clone(rc.cds), maps.Clone(rc.eds)
+	}
+	out[resourcev3.ClusterType] = rc.cdsOut
+	out[resourcev3.EndpointType] = rc.edsOut
+	return out
 }
 
-// VirtualHost is VirtualHostOf, memoized by content hash.
-func (c *Cache) VirtualHost(r *source.Resource) (*VirtualHost, error) {
-	return c.vhosts.get(c.gen, r.Hash, func() (*VirtualHost, error) {
-		return VirtualHostOf(r.Object.(*apiv1.VirtualService), r.Hash)
-	})
-}
-
-// Cluster is ClusterOf, memoized by content hash.
-func (c *Cache) Cluster(r *source.Resource) (*Cluster, error) {
-	return c.clusters.get(c.gen, r.Hash, func() (*Cluster, error) {
-		return ClusterOf(r.Object.(*apiv1.Upstream), r.Hash)
-	})
-}
-
-// Settings is SettingsOf, memoized by content hash.
-func (c *Cache) Settings(r *source.Resource) (Settings, error) {
-	return c.settings.get(c.gen, r.Hash, func() (Settings, error) {
-		return SettingsOf(r.Object.(*apiv1.Settings))
-	})
-}
-
-// AuthConfig is AuthConfig (the function), memoized by the content hashes of the
-// AuthConfig and of the Secrets it references, and the timeout.
-func (c *Cache) AuthConfig(r *source.Resource, secrets func(id string) *source.Resource, timeout time.Duration) (*extauthv1.ExtAuthConfig, error) {
-	ac := r.Object.(*apiv1.AuthConfig)
-	refs, _ := c.secretRefs.get(c.gen, r.Hash, func() ([]string, error) { return SecretRefs(ac), nil })
-	var key strings.Builder
-	key.WriteString(r.Hash)
-	key.WriteString("|" + timeout.String())
-	for _, id := range refs {
-		key.WriteString("|")
-		if s := secrets(id); s != nil {
-			key.WriteString(s.Hash)
-		}
+// ExtAuthConfigs are the resources of the extauth role, named by config_id.
+func (c *Cache) ExtAuthConfigs(cfgs []*extauthv1.ExtAuthConfig) map[string]types.Resource {
+	if c.extByID == nil {
+		c.extByID = map[string]types.Resource{}
 	}
-	return c.authConfig.get(c.gen, key.String(), func() (*extauthv1.ExtAuthConfig, error) {
-		return AuthConfig(ac, func(id string) *apiv1.Secret {
-			if s := secrets(id); s != nil {
-				return s.Object.(*apiv1.Secret)
-			}
-			return nil
-		}, timeout)
-	})
-}
-
-// memo maps a key to a value and the error computing it gave.
-type memo[T any] struct {
-	m    map[string]*memoEntry[T]
-	used int // entries used in the current generation
-	gen  uint64
-}
-
-type memoEntry[T any] struct {
-	v   T
-	err error
-	gen uint64
-}
-
-func (m *memo[T]) get(gen uint64, key string, f func() (T, error)) (T, error) {
-	if m.m == nil {
-		m.m = map[string]*memoEntry[T]{}
+	c.ext.update(cfgs, func(m *extauthv1.ExtAuthConfig) *extauthv1.ExtAuthConfig { return m }, nil)
+	for _, m := range c.ext.removed {
+		delete(c.extByID, m.GetConfigId())
 	}
-	if m.gen != gen {
-		m.gen, m.used = gen, 0
+	for _, m := range c.ext.added {
+		c.extByID[m.GetConfigId()] = m
 	}
-	e := m.m[key]
-	if e == nil {
-		v, err := f()
-		e = &memoEntry[T]{v: v, err: err}
-		m.m[key] = e
+	if c.extOut == nil || len(c.ext.added)+len(c.ext.removed) > 0 {
+		c.extOut = maps.Clone(c.extByID)
 	}
-	if e.gen != gen {
-		e.gen = gen
-		m.used++
-	}
-	return e.v, e.err
-}
-
-// sweep drops the entries not used in gen; it costs nothing when all were used.
-func (m *memo[T]) sweep(gen uint64) {
-	if m.gen != gen {
-		m.gen, m.used = gen, 0
-	}
-	if len(m.m) == m.used {
-		return
-	}
-	for k, e := range m.m {
-		if e.gen != gen {
-			delete(m.m, k)
-		}
-	}
+	return c.extOut
 }

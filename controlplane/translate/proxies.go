@@ -11,6 +11,8 @@ type Accepted struct {
 	VirtualHosts []*VirtualHost
 	// Clusters are the accepted Upstreams, in key order.
 	Clusters []*Cluster
+	// Extauthz is the cluster of Settings.ExtauthzServer, nil when it does not serve.
+	Extauthz *Cluster
 }
 
 // Proxies builds the proxies model: one Proxy per gateway proxy role, each with the
@@ -24,12 +26,8 @@ func Proxies(a Accepted) []*Proxy {
 		}},
 		Clusters: a.Clusters,
 	}
-	want := ClusterName(a.Settings.ExtauthzServer)
-	for _, c := range a.Clusters {
-		if c.Name == want {
-			p.Extauthz = &Extauthz{Cluster: c.Name, Timeout: a.Settings.RequestTimeout}
-			break
-		}
+	if a.Extauthz != nil {
+		p.Extauthz = &Extauthz{Cluster: a.Extauthz.Name, Timeout: a.Settings.RequestTimeout}
 	}
 	return []*Proxy{p}
 }

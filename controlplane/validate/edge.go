@@ -1,117 +1,139 @@
 package validate
 
 import (
-	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/translate"
 )
 
 // Edge is the edge stage: every input resource with its statuses, and what serves.
-// It is never modified once returned.
+// It is never modified once returned; unchanged resources are shared between edges.
 type Edge struct {
 	// Resources are the input's resources, in its order, with their statuses.
-	Resources []Resource `json:"resources"`
+	Resources []*Resource `json:"resources"`
 	// Problems are the input's problems (what could not be read).
 	Problems []source.Problem `json:"problems,omitempty"`
 	// Accepted is what serves, the input of the proxies stage.
 	Accepted translate.Accepted `json:"-"`
-	// AuthConfigs are the serving versions of the AuthConfigs, in key order.
-	AuthConfigs []source.Resource `json:"-"`
-
-	secrets map[string]*source.Resource // serving Secrets by id
-	last    map[source.Key]source.Resource
-	owners  map[string]string // lower-case domain → id of the VirtualService serving it
+	// ExtAuthConfigs are the translations of the serving AuthConfigs, in key order:
+	// what extauth is served (with resolved client secrets: never log them).
+	ExtAuthConfigs []*extauthv1.ExtAuthConfig `json:"-"`
+	// Changed are the resources whose version or status changed in this run, and
+	// Removed the keys that left the input (for logs, and to forget client statuses).
+	Changed []*Resource  `json:"-"`
+	Removed []source.Key `json:"-"`
 }
 
-// Secret returns the serving Secret with id "<namespace>.<name>", or nil.
-func (e *Edge) Secret(id string) *source.Resource { return e.secrets[id] }
+// Validator computes the edge stage of successive Inputs. It remembers the last
+// accepted version of every resource and, to be incremental, what each resource
+// references and serves: an Input that differs from the previous one in a few
+// resources re-validates those and what depends on them, nothing else.
+//
+// A Validator is not safe for concurrent use.
+type Validator struct {
+	// Full re-validates every resource on every run (tests compare it with the
+	// incremental runs).
+	Full bool
 
-// run is one validation: the input, what the previous edge remembered, and the state
-// being built.
-type run struct {
-	in    *source.Input
-	prev  *Edge
-	cache *translate.Cache
-	out   *Edge
-	// ids in the input by kind, to tell "rejected" from "does not exist" in reasons.
-	inInput  map[string]map[string]bool
-	clusters map[string]*translate.Cluster // serving Upstreams by id
-	acs      map[string]bool               // serving AuthConfigs by id
+	prev     []source.Resource
+	aligned  []*entry // the entries of prev, in its order
+	entries  map[source.Key]*entry
+	users    map[string]map[*entry]struct{} // "<Kind> <id>" → entries referencing it
+	clusters map[string]*translate.Cluster  // serving Upstreams by id
+	acs      map[string]bool                // serving AuthConfigs by id
+	secrets  map[string]*source.Resource    // Secrets by id
+	owners   map[string]*entry              // lower-case domain → VirtualService serving it
+	wanters  map[string]map[*entry]struct{} // lower-case domain → VirtualServices rejected for it
+	settings translate.Settings
+	started  bool
+	edge     *Edge // the last output
 }
 
-// Validate computes the edge stage of in. prev is the previous edge (nil at first):
-// it holds the last accepted version of every resource. cache memoizes per-resource
-// translation between runs; the caller brackets the run with cache.Begin and Sweep.
-func Validate(in *source.Input, prev *Edge, cache *translate.Cache) *Edge {
-	if prev == nil {
-		prev = &Edge{}
-	}
-	r := &run{
-		in: in, prev: prev, cache: cache,
-		out: &Edge{
-			Resources: make([]Resource, len(in.Resources)),
-			Problems:  in.Problems,
-			secrets:   map[string]*source.Resource{},
-			last:      make(map[source.Key]source.Resource, len(in.Resources)),
-		},
-		inInput:  map[string]map[string]bool{},
+// New returns a Validator that has seen nothing yet.
+func New() *Validator {
+	return &Validator{
+		entries:  map[source.Key]*entry{},
+		users:    map[string]map[*entry]struct{}{},
 		clusters: map[string]*translate.Cluster{},
 		acs:      map[string]bool{},
+		secrets:  map[string]*source.Resource{},
+		owners:   map[string]*entry{},
+		wanters:  map[string]map[*entry]struct{}{},
+		settings: translate.DefaultSettings(),
 	}
-	byKind := map[string][]int{}
-	for i := range in.Resources {
-		res := &in.Resources[i]
-		r.out.Resources[i] = Resource{Resource: *res}
-		byKind[res.Kind] = append(byKind[res.Kind], i)
-		if r.inInput[res.Kind] == nil {
-			r.inInput[res.Kind] = map[string]bool{}
-		}
-		r.inInput[res.Kind][res.ID()] = true
-	}
-	// Kinds in reference order: what is referenced is decided before what references it.
-	r.settings(byKind[apiv1.KindSettings])
-	r.secrets(byKind[apiv1.KindSecret])
-	r.upstreams(byKind[apiv1.KindUpstream])
-	r.authConfigs(byKind[apiv1.KindAuthConfig])
-	r.virtualServices(byKind[apiv1.KindVirtualService])
-	return r.out
 }
 
-// accept records the version that serves for resource i and its status.
-func (r *run) accept(i int, state State, why []string) {
-	res := &r.out.Resources[i]
-	res.Statuses = []Status{{State: state, Reasons: why, ReportedBy: ReportedBy}}
-	res.Serving = res.Hash
-	r.out.last[res.Key()] = res.Resource
+// entry is what the Validator knows of one resource.
+type entry struct {
+	res     source.Resource  // the current version
+	last    *source.Resource // the last accepted version, nil when never accepted
+	serving *source.Resource // the version serving, nil when none
+	removed bool
+
+	// Translations, of the current (self) and last accepted version, by hash.
+	self, lastT translation
+	// Serving results, by kind.
+	cluster  *translate.Cluster
+	vh       *translate.VirtualHost
+	ext      *extauthv1.ExtAuthConfig
+	settings translate.Settings
+
+	refs    []string // the user keys it is indexed under
+	domains []string // lower-case domains it serves (VirtualService)
+	wanted  []string // lower-case domains it was rejected for (VirtualService)
+	st      Status   // validation's status
+	out     *Resource
 }
 
-// reject records resource i as Rejected; last is the version serving instead (nil
-// when none does, then note says why).
-func (r *run) reject(i int, why []string, last *source.Resource, note string) {
-	res := &r.out.Resources[i]
-	if prev, ok := r.prev.last[res.Key()]; ok {
-		r.out.last[res.Key()] = prev // remembered while the resource exists
-	}
-	if last != nil {
-		res.Serving = last.Hash
+// accept makes the current version serve, and the last accepted one.
+func (e *entry) accept(state State, warnings []string) {
+	r := e.res
+	e.serving, e.last = &r, &r
+	e.st = Status{State: state, Reasons: warnings, ReportedBy: ReportedBy}
+	e.out = nil
+}
+
+// reject records why the current version is Rejected; serving is the last accepted
+// version when it serves instead, else nil.
+func (e *entry) reject(why []string, serving *source.Resource) {
+	note := noteNever
+	switch {
+	case serving != nil:
 		note = noteLastServes
+	case e.last != nil:
+		note = noteNotServed
 	}
-	res.Statuses = []Status{{State: Rejected, Reasons: append(why, note), ReportedBy: ReportedBy}}
+	e.serving = serving
+	e.st = Status{State: Rejected, Reasons: append(append([]string(nil), why...), note), ReportedBy: ReportedBy}
+	e.out = nil
 }
 
-// lastAccepted is the last accepted version of resource i when it differs from the
-// current one, or nil.
-func (r *run) lastAccepted(i int) *source.Resource {
-	res := &r.out.Resources[i]
-	if l, ok := r.prev.last[res.Key()]; ok && l.Hash != res.Hash {
-		return &l
+// resource is the edge's view of e.
+func (e *entry) resource() *Resource {
+	r := &Resource{Resource: e.res, Statuses: []Status{e.st}}
+	if e.serving != nil {
+		r.Serving = e.serving.Hash
+	}
+	return r
+}
+
+// lastVersion is the last accepted version when it differs from the current one.
+func (e *entry) lastVersion() *source.Resource {
+	if e.last != nil && e.last.Hash != e.res.Hash {
+		return e.last
 	}
 	return nil
 }
 
-func (r *run) missingNote(i int) string {
-	if _, ok := r.prev.last[r.out.Resources[i].Key()]; ok {
-		return noteNotServed
-	}
-	return noteNever
+// translation is a version's translation, remembered by key (hash, plus what else
+// it depends on).
+type translation struct {
+	key      string
+	cluster  *translate.Cluster
+	vh       *translate.VirtualHost
+	ext      *extauthv1.ExtAuthConfig
+	settings translate.Settings
+	err      error
 }
+
+func userKey(kind, id string) string { return kind + " " + id }

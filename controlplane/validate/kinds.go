@@ -2,153 +2,171 @@ package validate
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/translate"
 )
 
-// settings applies the first Settings resource in namespace/name order (its last
-// accepted version when it is rejected; the defaults when there is none); any other
-// is a Warning, so which one applies never depends on file order.
-func (r *run) settings(idx []int) {
-	r.out.Accepted.Settings = translate.DefaultSettings()
-	for n, i := range idx {
-		res := &r.out.Resources[i]
+// applySettings recomputes the Settings in effect and says whether they changed. The
+// first Settings resource in namespace/name order applies (its last accepted version
+// when it is rejected; the defaults when there is none); any other is a Warning, so
+// which one applies never depends on file order.
+func (v *Validator) applySettings() bool {
+	var all []*entry
+	for _, e := range v.aligned {
+		if e.res.Kind == apiv1.KindSettings {
+			all = append(all, e)
+		}
+	}
+	s := translate.DefaultSettings()
+	for n, e := range all {
 		if n > 0 {
-			applied := r.in.Resources[idx[0]].ID()
-			res.Statuses = []Status{{State: Warning, ReportedBy: ReportedBy, Reasons: []string{
-				fmt.Sprintf("metadata.name: not applied: settings %s applies (one Settings resource applies, the first in namespace/name order)", applied)}}}
+			e.serving = nil
+			e.st = Status{State: Warning, ReportedBy: ReportedBy, Reasons: []string{fmt.Sprintf(
+				"metadata.name: not applied: settings %s applies (one Settings resource applies, the first in namespace/name order)", all[0].res.ID())}}
+			e.out = nil
 			continue
 		}
-		s, err := r.cache.Settings(&res.Resource)
-		if err == nil {
-			r.out.Accepted.Settings = s
-			r.accept(i, Accepted, nil)
+		self := settingsOf(&e.self, &e.res)
+		if self.err == nil {
+			s = self.settings
+			e.accept(Accepted, nil)
 			continue
 		}
-		last := r.lastAccepted(i)
-		if last != nil {
-			if s, err := r.cache.Settings(last); err == nil {
-				r.out.Accepted.Settings = s
-			} else {
-				last = nil
+		var serving *source.Resource
+		if last := e.lastVersion(); last != nil {
+			if lt := settingsOf(&e.lastT, last); lt.err == nil {
+				s, serving = lt.settings, last
 			}
 		}
-		note := "the default settings apply"
-		r.reject(i, reasons(err), last, note)
+		e.reject(reasons(self.err), serving)
+		if serving == nil {
+			e.st.Reasons[len(e.st.Reasons)-1] = "the default settings apply"
+		}
+	}
+	changed := s != v.settings
+	v.settings = s
+	return changed
+}
+
+func settingsOf(t *translation, r *source.Resource) *translation {
+	if t.key != r.Hash {
+		s, err := translate.SettingsOf(r.Object.(*apiv1.Settings))
+		*t = translation{key: r.Hash, settings: s, err: err}
+	}
+	return t
+}
+
+// secret accepts a Secret (decoding checked its shape); what a Secret must hold is
+// checked where it is referenced, since that is where the requirement comes from.
+func (v *Validator) secret(e *entry, w work) {
+	id := e.res.ID()
+	if old := v.secrets[id]; old == nil || old.Hash != e.res.Hash {
+		v.markUsers(userKey(apiv1.KindSecret, id), w)
+	}
+	e.accept(Accepted, nil)
+	v.secrets[id] = e.serving
+}
+
+func (v *Validator) upstream(e *entry, w work) {
+	old := e.cluster
+	self := clusterOf(&e.self, &e.res)
+	if self.err == nil {
+		e.cluster = self.cluster
+		e.accept(Accepted, nil)
+	} else {
+		var serving *source.Resource
+		e.cluster = nil
+		if last := e.lastVersion(); last != nil {
+			if lt := clusterOf(&e.lastT, last); lt.err == nil {
+				e.cluster, serving = lt.cluster, last
+			}
+		}
+		e.reject(reasons(self.err), serving)
+	}
+	if e.cluster != old {
+		id := e.res.ID()
+		if e.cluster == nil {
+			delete(v.clusters, id)
+		} else {
+			v.clusters[id] = e.cluster
+		}
+		v.markUsers(userKey(apiv1.KindUpstream, id), w)
 	}
 }
 
-// secrets accepts every Secret (decoding checked its shape); what a Secret must hold
-// is checked where it is referenced, since that is where the requirement comes from.
-func (r *run) secrets(idx []int) {
-	for _, i := range idx {
-		r.accept(i, Accepted, nil)
-		res := &r.out.Resources[i]
-		r.out.secrets[res.ID()] = &res.Resource
+func clusterOf(t *translation, r *source.Resource) *translation {
+	if t.key != r.Hash {
+		c, err := translate.ClusterOf(r.Object.(*apiv1.Upstream), r.Hash)
+		*t = translation{key: r.Hash, cluster: c, err: err}
+	}
+	return t
+}
+
+// authConfig translates an AuthConfig with the Secrets as they are: one whose Secret
+// is missing or wrong is Rejected, and its last accepted version serves only if it
+// translates with the Secrets as they are now.
+func (v *Validator) authConfig(e *entry, w work) {
+	old := e.ext
+	self := v.authConfigOf(&e.self, &e.res)
+	refs := secretKeys(&e.res, nil)
+	if self.err == nil {
+		e.ext = self.ext
+		e.accept(Accepted, nil)
+	} else {
+		var serving *source.Resource
+		e.ext = nil
+		if last := e.lastVersion(); last != nil {
+			refs = secretKeys(last, refs)
+			if lt := v.authConfigOf(&e.lastT, last); lt.err == nil {
+				e.ext, serving = lt.ext, last
+			}
+		}
+		e.reject(reasons(self.err), serving)
+	}
+	v.index(e, refs)
+	if e.ext != old {
+		id := e.res.ID()
+		if e.ext == nil {
+			delete(v.acs, id)
+		} else {
+			v.acs[id] = true
+		}
+		v.markUsers(userKey(apiv1.KindAuthConfig, id), w)
 	}
 }
 
-func (r *run) upstreams(idx []int) {
-	for _, i := range idx {
-		res := &r.out.Resources[i]
-		c, err := r.cache.Cluster(&res.Resource)
-		if err == nil {
-			r.clusters[res.ID()] = c
-			r.out.Accepted.Clusters = append(r.out.Accepted.Clusters, c)
-			r.accept(i, Accepted, nil)
-			continue
+func secretKeys(r *source.Resource, to []string) []string {
+	for _, id := range translate.SecretRefs(r.Object.(*apiv1.AuthConfig)) {
+		if k := userKey(apiv1.KindSecret, id); !slices.Contains(to, k) {
+			to = append(to, k)
 		}
-		last := r.lastAccepted(i)
-		if last != nil {
-			if c, lerr := r.cache.Cluster(last); lerr == nil {
-				r.clusters[res.ID()] = c
-				r.out.Accepted.Clusters = append(r.out.Accepted.Clusters, c)
-			} else {
-				last = nil
-			}
-		}
-		r.reject(i, reasons(err), last, r.missingNote(i))
 	}
+	return to
 }
 
-// authConfigs translates each AuthConfig with the serving Secrets: an AuthConfig whose
-// Secret is missing or wrong is Rejected, and its last accepted version serves only if
-// it translates with the Secrets as they are now.
-func (r *run) authConfigs(idx []int) {
-	timeout := r.out.Accepted.Settings.RequestTimeout
-	lookup := func(id string) *source.Resource { return r.out.secrets[id] }
-	for _, i := range idx {
-		res := &r.out.Resources[i]
-		_, err := r.cache.AuthConfig(&res.Resource, lookup, timeout)
-		if err == nil {
-			r.acs[res.ID()] = true
-			r.out.AuthConfigs = append(r.out.AuthConfigs, res.Resource)
-			r.accept(i, Accepted, nil)
-			continue
+// authConfigOf translates r, again only when r or a Secret it references changed, or
+// the timeout did.
+func (v *Validator) authConfigOf(t *translation, r *source.Resource) *translation {
+	var key strings.Builder
+	key.WriteString(r.Hash + "|" + v.settings.RequestTimeout.String())
+	for _, id := range translate.SecretRefs(r.Object.(*apiv1.AuthConfig)) {
+		key.WriteString("|")
+		if s := v.secrets[id]; s != nil {
+			key.WriteString(s.Hash)
 		}
-		last := r.lastAccepted(i)
-		if last != nil {
-			if _, lerr := r.cache.AuthConfig(last, lookup, timeout); lerr == nil {
-				r.acs[res.ID()] = true
-				r.out.AuthConfigs = append(r.out.AuthConfigs, *last)
-			} else {
-				last = nil
+	}
+	if t.key != key.String() {
+		cfg, err := translate.AuthConfig(r.Object.(*apiv1.AuthConfig), func(id string) *apiv1.Secret {
+			if s := v.secrets[id]; s != nil {
+				return s.Object.(*apiv1.Secret)
 			}
-		}
-		r.reject(i, reasons(err), last, r.missingNote(i))
+			return nil
+		}, v.settings.RequestTimeout)
+		*t = translation{key: key.String(), ext: cfg, err: err}
 	}
-}
-
-// refProblems checks the references of a virtual host against what serves.
-func (r *run) refProblems(vh *translate.VirtualHost) []string {
-	var out []string
-	missing := func(ref translate.Ref, kind string) string {
-		if r.inInput[ref.Kind][ref.ID] {
-			return fmt.Sprintf("%s: %s %s is rejected", ref.Path, kind, ref.ID)
-		}
-		return fmt.Sprintf("%s: %s %s does not exist", ref.Path, kind, ref.ID)
-	}
-	for _, ref := range vh.Refs {
-		switch ref.Kind {
-		case apiv1.KindUpstream:
-			if r.clusters[ref.ID] == nil {
-				out = append(out, missing(ref, "upstream"))
-			}
-		case apiv1.KindAuthConfig:
-			if !r.acs[ref.ID] {
-				out = append(out, missing(ref, "authconfig"))
-			}
-		case apiv1.KindSecret:
-			switch s := r.out.secrets[ref.ID]; {
-			case s == nil:
-				out = append(out, missing(ref, "secret"))
-			case s.Object.(*apiv1.Secret).Type != ref.SecretType:
-				out = append(out, fmt.Sprintf("%s: secret %s has type %q; want %q", ref.Path, ref.ID, s.Object.(*apiv1.Secret).Type, ref.SecretType))
-			}
-		}
-	}
-	ext := r.out.Accepted.Settings.ExtauthzServer
-	if r.clusters[ext] != nil {
-		return out
-	}
-	for _, rt := range vh.Routes {
-		if rt.AuthConfig != "" {
-			out = append(out, fmt.Sprintf("%s.options.extauth.configRef: the extauth server's upstream %s (Settings spec.extauth.extauthzServerRef) does not exist; secured routes are not served open",
-				routePath(rt.Name), ext))
-			break
-		}
-	}
-	return out
-}
-
-// routePath is the route's field path from its matcher's ("...routes[0].matchers[1]").
-func routePath(matcher string) string {
-	for i := len(matcher) - 1; i >= 0; i-- {
-		if matcher[i] == '.' {
-			return matcher[:i]
-		}
-	}
-	return matcher
+	return t
 }

@@ -1,0 +1,116 @@
+package pipeline_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"gatehouse.dev/gatehouse/controlplane/pipeline"
+	"gatehouse.dev/gatehouse/controlplane/pipeline/pipelinetest"
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/xds"
+)
+
+// Run with:
+//
+//	go test -run '^$' -bench . -benchmem -benchtime 5x ./controlplane/pipeline/
+//
+// Scales are n VirtualServices (two routes each, one secured), n Upstreams and n
+// AuthConfigs.
+var scales = []int{1000, 10000}
+
+// BenchmarkFullTranslation is a cold run on a complete input: validation, the
+// proxies model, every Envoy resource and ExtAuthConfig. live-MB is the heap still in
+// use afterwards (the stages and the translation cache), after a GC.
+func BenchmarkFullTranslation(b *testing.B) {
+	for _, n := range scales {
+		in := pipelinetest.Input(n)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			var p *pipeline.Pipeline
+			for b.Loop() {
+				p = pipeline.New(pipeline.Options{Log: zerolog.Nop()})
+				p.Apply(in)
+			}
+			b.StopTimer()
+			reportLiveHeap(b, in, p)
+		})
+	}
+}
+
+// BenchmarkFullTranslationPublished adds the real xDS server's Publish of every role
+// (ValidateAll of every resource, references, caches) to a cold run.
+func BenchmarkFullTranslationPublished(b *testing.B) {
+	for _, n := range scales {
+		in := pipelinetest.Input(n)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				srv := xds.NewServer(xds.Options{Log: zerolog.Nop()})
+				p := pipeline.New(pipeline.Options{Log: zerolog.Nop(), Publish: srv.Publish})
+				p.Apply(in)
+				if errs := p.Stages().PublishErrors; errs != nil {
+					b.Fatal(errs)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEdit is one edited resource on a warm pipeline: each iteration applies an
+// Input differing from the previous one in one resource (two inputs alternate).
+func BenchmarkEdit(b *testing.B) {
+	edits := []struct {
+		name string
+		obj  func(i int, alt bool) any
+	}{
+		{"virtualservice", func(i int, alt bool) any { return pipelinetest.VirtualService(i, pick(alt, "/public", "/open")) }},
+		{"upstream", func(i int, alt bool) any { return pipelinetest.Upstream(i, pick(alt, 8080, 8081)) }},
+		{"authconfig", func(i int, alt bool) any { return pipelinetest.AuthConfig(i, pick(alt, "v0", "v1")) }},
+	}
+	for _, publish := range []bool{false, true} {
+		for _, e := range edits {
+			for _, n := range scales {
+				name := fmt.Sprintf("%s/n=%d", e.name, n)
+				if publish {
+					name = "published/" + name
+				}
+				b.Run(name, func(b *testing.B) {
+					base := pipelinetest.Input(n)
+					edited := pipelinetest.Replace(base, e.obj(n/2, true))
+					o := pipeline.Options{Log: zerolog.Nop()}
+					if publish {
+						o.Publish = xds.NewServer(xds.Options{Log: zerolog.Nop()}).Publish
+					}
+					p := pipeline.New(o)
+					p.Apply(base)
+					inputs := []*source.Input{edited, base}
+					k := 0
+					for b.Loop() {
+						p.Apply(inputs[k%2])
+						k++
+					}
+					if errs := p.Stages().PublishErrors; errs != nil {
+						b.Fatal(errs)
+					}
+				})
+			}
+		}
+	}
+}
+
+func pick[T any](alt bool, a, b T) T {
+	if alt {
+		return b
+	}
+	return a
+}
+
+func reportLiveHeap(b *testing.B, in *source.Input, p *pipeline.Pipeline) {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	b.ReportMetric(float64(m.HeapAlloc)/(1<<20), "live-MB")
+	runtime.KeepAlive(in)
+	runtime.KeepAlive(p)
+}

@@ -1,0 +1,165 @@
+package pipeline_test
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	"github.com/google/go-cmp/cmp"
+
+	"gatehouse.dev/gatehouse/controlplane/pipeline"
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/validate"
+	"gatehouse.dev/gatehouse/controlplane/xds"
+)
+
+// decodeEdited is decodeFile of path with the first old replaced by new.
+func decodeEdited(t *testing.T, path, old, new string) *source.Input {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), old, new, 1)
+	if edited == string(data) {
+		t.Fatalf("%q not in %s", old, path)
+	}
+	tmp := filepath.Join(t.TempDir(), "edited.yaml")
+	if err := os.WriteFile(tmp, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return decodeFile(t, tmp)
+}
+
+// changed lists "<type> <name>" of every resource whose message is not the same
+// pointer in a and b, or is in only one of them.
+func changed(a, b map[string]xds.Resources) []string {
+	var out []string
+	for role, byType := range b {
+		for typeURL, byName := range byType {
+			short := typeURL[strings.LastIndex(typeURL, ".")+1:]
+			for name, m := range byName {
+				if a[role][typeURL][name] != m {
+					out = append(out, short+" "+name)
+				}
+			}
+			for name := range a[role][typeURL] {
+				if _, ok := byName[name]; !ok {
+					out = append(out, short+" "+name+" (removed)")
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestEditKeepsUnchangedPointers: an edit re-translates only what it touches; every
+// other message is handed to Publish as the same pointer.
+func TestEditKeepsUnchangedPointers(t *testing.T) {
+	basic := filepath.Join("testdata", "basic.yaml")
+	tests := []struct {
+		name     string
+		old, new string
+		want     []string
+	}{
+		{
+			name: "upstream port", old: "port: 8090}, {addr: 127.0.0.2", new: "port: 8091}, {addr: 127.0.0.2",
+			want: []string{"Cluster gatehouse-system.echo", "ClusterLoadAssignment gatehouse-system.echo"},
+		},
+		{
+			name: "route prefix", old: "prefix: /public", new: "prefix: /open",
+			want: []string{"RouteConfiguration http"},
+		},
+		{
+			name: "authconfig", old: "AllowedValues: [alpha, beta]", new: "AllowedValues: [gamma]",
+			want: []string{"ExtAuthConfig gatehouse-system.plugin-auth"},
+		},
+		{
+			name: "comment only", old: "# The examples", new: "# Examples",
+			want: nil,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := pipeline.New(pipeline.Options{})
+			p.Apply(decodeFile(t, basic))
+			before := p.Stages()
+			p.Apply(decodeEdited(t, basic, tt.old, tt.new))
+			after := p.Stages()
+			if diff := cmp.Diff(tt.want, changed(before.XDS, after.XDS)); diff != "" {
+				t.Errorf("changed messages (-want +got):\n%s", diff)
+			}
+			if tt.name == "route prefix" {
+				// The route configuration is new, but the virtual host not edited is the same message.
+				rcA := before.XDS[xds.DefaultProxyRole][xds.RouteType]["http"]
+				rcB := after.XDS[xds.DefaultProxyRole][xds.RouteType]["http"]
+				a, b := virtualHosts(rcA), virtualHosts(rcB)
+				if a["apps.web"] != b["apps.web"] || a["gatehouse-system.default"] == b["gatehouse-system.default"] {
+					t.Error("want the edited virtual host rebuilt and the other one kept")
+				}
+			}
+		})
+	}
+}
+
+func TestNackStatuses(t *testing.T) {
+	basic := filepath.Join("testdata", "basic.yaml")
+	p := pipeline.New(pipeline.Options{})
+	p.Apply(decodeFile(t, basic))
+	p.RecordNack(xds.Nack{Role: xds.RoleExtauth, NodeID: "host-1", TypeURL: xds.ExtAuthConfigType,
+		Names:  []string{"gatehouse-system.plugin-auth"},
+		Detail: "gatehouse-system.plugin-auth: required_header.so: no such file"})
+	p.RecordNack(xds.Nack{Role: xds.DefaultProxyRole, NodeID: "envoy-1", TypeURL: xds.ClusterType,
+		Names: []string{"apps.web"}, Detail: "cluster apps.web: bad"})
+
+	want := map[string][]validate.Status{
+		"AuthConfig gatehouse-system.plugin-auth": {
+			{State: validate.Accepted, ReportedBy: validate.ReportedBy},
+			{State: validate.Rejected, ReportedBy: "extauth/host-1", Reasons: []string{"gatehouse-system.plugin-auth: required_header.so: no such file"}},
+		},
+		"Upstream apps.web": {
+			{State: validate.Accepted, ReportedBy: validate.ReportedBy},
+			{State: validate.Rejected, ReportedBy: "gatehouse-system~gateway-proxy/envoy-1", Reasons: []string{"cluster apps.web: bad"}},
+		},
+	}
+	check := func(t *testing.T, want map[string][]validate.Status) {
+		t.Helper()
+		got := map[string][]validate.Status{}
+		for _, r := range p.Stages().Edge.Resources {
+			if len(r.Statuses) > 1 {
+				got[r.Key().String()] = r.Statuses
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("statuses with NACKs (-want +got):\n%s", diff)
+		}
+	}
+	t.Run("recorded on the resources concerned", func(t *testing.T) { check(t, want) })
+	t.Run("kept while the version serves", func(t *testing.T) {
+		p.Apply(decodeFile(t, basic))
+		check(t, want)
+	})
+	t.Run("dropped when the version changes", func(t *testing.T) {
+		p.Apply(decodeEdited(t, basic, "AllowedValues: [alpha, beta]", "AllowedValues: [gamma]"))
+		delete(want, "AuthConfig gatehouse-system.plugin-auth")
+		check(t, want)
+	})
+	if n := len(p.Stages().Nacks); n != 2 {
+		t.Errorf("%d NACKs kept, want 2", n)
+	}
+}
+
+func virtualHosts(m any) map[string]any {
+	out := map[string]any{}
+	type vhosts interface {
+		GetVirtualHosts() []*routev3.VirtualHost
+	}
+	for _, vh := range m.(vhosts).GetVirtualHosts() {
+		out[vh.GetName()] = vh
+	}
+	return out
+}

@@ -1,0 +1,59 @@
+package pipelinetest_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"gatehouse.dev/gatehouse/controlplane/pipeline"
+	"gatehouse.dev/gatehouse/controlplane/pipeline/pipelinetest"
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/validate"
+	"gatehouse.dev/gatehouse/controlplane/xds"
+)
+
+// TestWriteDirReadsBackAsInput: the files WriteDir writes are what Input builds, and
+// every generated resource is Accepted and served.
+func TestWriteDirReadsBackAsInput(t *testing.T) {
+	const n = 50
+	dir := t.TempDir()
+	if err := pipelinetest.WriteDir(dir, n, 7, "127.0.0.1", 8083); err != nil {
+		t.Fatal(err)
+	}
+	var got *source.Input
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &source.Dir{Path: dir, Log: zerolog.Nop()}
+	go func() { _ = d.Run(ctx, func(in *source.Input) { got = in; cancel() }) }()
+	<-ctx.Done()
+	want := pipelinetest.Input(n)
+	if len(got.Problems) > 0 {
+		t.Fatalf("problems: %v", got.Problems)
+	}
+	if len(got.Resources) != len(want.Resources) {
+		t.Fatalf("%d resources read, want %d", len(got.Resources), len(want.Resources))
+	}
+	for i := range want.Resources {
+		if got.Resources[i].Key() != want.Resources[i].Key() || got.Resources[i].Hash != want.Resources[i].Hash {
+			t.Errorf("resource %d: read %s %s, generated %s %s", i, got.Resources[i].Key(), got.Resources[i].Hash,
+				want.Resources[i].Key(), want.Resources[i].Hash)
+		}
+	}
+
+	p := pipeline.New(pipeline.Options{})
+	p.Apply(got)
+	st := p.Stages()
+	for _, r := range st.Edge.Resources {
+		if r.State() != validate.Accepted {
+			t.Errorf("%s: %+v", r.Key(), r.Statuses)
+		}
+	}
+	if c := len(st.XDS[xds.RoleExtauth][xds.ExtAuthConfigType]); c != n {
+		t.Errorf("%d ExtAuthConfigs, want %d", c, n)
+	}
+	for role, res := range st.XDS {
+		if err := pipelinetest.Valid(res); err != nil {
+			t.Errorf("role %s: %v", role, err)
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package validate_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/validate"
+)
+
+const (
+	extauthUpstream = `apiVersion: core.gatehouse.dev/v1
+kind: Upstream
+metadata: {name: extauth, namespace: gatehouse-system}
+spec: {static: {hosts: [{addr: 127.0.0.1, port: 8083}]}}
+`
+	authConfig = `apiVersion: enterprise.gateway.gatehouse.dev/v1
+kind: AuthConfig
+metadata: {name: ac}
+spec: {configs: [{pluginAuth: {name: required_header}}]}
+`
+)
+
+func upstream(name string, port int) string {
+	return fmt.Sprintf(`apiVersion: core.gatehouse.dev/v1
+kind: Upstream
+metadata: {name: %s}
+spec: {static: {hosts: [{addr: 127.0.0.1, port: %d}]}}
+`, name, port)
+}
+
+// vs is a VirtualService with one route to upstream, secured by AuthConfig ac when
+// secured, serving domains.
+func vs(name, upstream string, secured bool, domains ...string) string {
+	opts := ""
+	if secured {
+		opts = ", options: {extauth: {configRef: {name: ac}}}"
+	}
+	return fmt.Sprintf(`apiVersion: gateway.gatehouse.dev/v1
+kind: VirtualService
+metadata: {name: %s}
+spec:
+  virtualHost:
+    domains: [%s]
+    routes: [{routeAction: {single: {upstream: {name: %s}}}%s}]
+`, name, quoted(domains), upstream, opts)
+}
+
+// decoded remembers the decoding of every document, so randomized tests stay fast.
+var decoded sync.Map
+
+// input decodes documents (one resource each) into an ordered Input.
+func input(t *testing.T, docs ...string) *source.Input {
+	t.Helper()
+	var res []source.Resource
+	for _, doc := range docs {
+		if r, ok := decoded.Load(doc); ok {
+			res = append(res, r.(source.Resource))
+			continue
+		}
+		rs, probs := source.Decode([]byte(doc), "test.yaml")
+		if len(probs) > 0 || len(rs) != 1 {
+			t.Fatalf("decode: %v", probs)
+		}
+		decoded.Store(doc, rs[0])
+		res = append(res, rs[0])
+	}
+	slices.SortStableFunc(res, func(a, b source.Resource) int { return a.Key().Compare(b.Key()) })
+	return &source.Input{Resources: res}
+}
+
+// summary is "<Kind> <id>: <state> (<serving>) <reasons>" per resource.
+func summary(e *validate.Edge) []string {
+	var out []string
+	for _, r := range e.Resources {
+		serving := "none"
+		switch r.Serving {
+		case r.Hash:
+			serving = "this"
+		case "":
+		default:
+			serving = "last"
+		}
+		line := fmt.Sprintf("%s: %s (%s)", r.Key(), r.Statuses[0].State, serving)
+		if len(r.Statuses[0].Reasons) > 0 {
+			line += " " + strings.Join(r.Statuses[0].Reasons, " | ")
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func servedVirtualHosts(e *validate.Edge) []string {
+	var out []string
+	for _, vh := range e.Accepted.VirtualHosts {
+		out = append(out, vh.Name+"="+strings.Join(vh.Domains, ","))
+	}
+	return out
+}
+
+func TestLastAcceptedVersion(t *testing.T) {
+	tests := []struct {
+		name   string
+		steps  [][]string // the inputs, in order (each with the extauth server's Upstream)
+		noExt  bool       // leave the extauth server's Upstream out
+		want   []string   // summary after the last step
+		served []string   // virtual hosts served after the last step
+	}{
+		{
+			name: "a rejected edit keeps the last accepted version serving",
+			steps: [][]string{
+				{upstream("echo", 80), vs("web", "echo", false, "a.example")},
+				{upstream("echo", 80), vs("web", "nope", false, "b.example")},
+			},
+			want: []string{
+				"Upstream default.echo: Accepted (this)",
+				"VirtualService default.web: Rejected (last) spec.virtualHost.routes[0].routeAction.single.upstream: upstream default.nope does not exist | the last accepted version keeps serving",
+			},
+			served: []string{"default.web=a.example"},
+		},
+		{
+			name: "a rejected upstream edit keeps its last version, so what references it serves",
+			steps: [][]string{
+				{upstream("echo", 80), vs("web", "echo", false, "a.example")},
+				{upstream("echo", 0), vs("web", "echo", false, "a.example")},
+			},
+			want: []string{
+				"Upstream default.echo: Rejected (last) spec.static.hosts[0].port: 0 is not a port | the last accepted version keeps serving",
+				"VirtualService default.web: Accepted (this)",
+			},
+			served: []string{"default.web=a.example"},
+		},
+		{
+			name: "a last version no longer consistent is not served",
+			steps: [][]string{
+				{upstream("echo", 80), upstream("other", 80), vs("web", "echo", false, "a.example")},
+				{upstream("other", 80), vs("web", "nope", false, "a.example")},
+			},
+			want: []string{
+				"Upstream default.other: Accepted (this)",
+				"VirtualService default.web: Rejected (none) spec.virtualHost.routes[0].routeAction.single.upstream: upstream default.nope does not exist | not served: no accepted version of it is consistent with the other resources",
+			},
+		},
+		{
+			name: "a deleted upstream takes what references it down, with the reason",
+			steps: [][]string{
+				{upstream("echo", 80), vs("web", "echo", false, "a.example")},
+				{vs("web", "echo", false, "a.example")},
+			},
+			want: []string{
+				"VirtualService default.web: Rejected (none) spec.virtualHost.routes[0].routeAction.single.upstream: upstream default.echo does not exist | not served: no accepted version of it is consistent with the other resources",
+			},
+		},
+		{
+			name: "a resource deleted and re-created bad has no last version",
+			steps: [][]string{
+				{upstream("echo", 80)},
+				{},
+				{upstream("echo", 0)},
+			},
+			want: []string{"Upstream default.echo: Rejected (none) spec.static.hosts[0].port: 0 is not a port | not served: it was never accepted"},
+		},
+		{
+			name:  "secured routes without the extauth server upstream are rejected, open ones serve",
+			noExt: true,
+			steps: [][]string{
+				{upstream("echo", 80), authConfig, vs("open", "echo", false, "open.example"), vs("secured", "echo", true, "secured.example")},
+			},
+			want: []string{
+				"Upstream default.echo: Accepted (this)",
+				"AuthConfig default.ac: Accepted (this)",
+				"VirtualService default.open: Accepted (this)",
+				"VirtualService default.secured: Rejected (none) spec.virtualHost.routes[0].options.extauth.configRef: the extauth server's upstream gatehouse-system.extauth (Settings spec.extauth.extauthzServerRef) does not exist; secured routes are not served open | not served: it was never accepted",
+			},
+			served: []string{"default.open=open.example"},
+		},
+		{
+			name: "a new virtual service cannot take a domain that serves",
+			steps: [][]string{
+				{upstream("echo", 80), vs("b", "echo", false, "x.example")},
+				{upstream("echo", 80), vs("a", "echo", false, "x.example"), vs("b", "echo", false, "x.example")},
+			},
+			want: []string{
+				"Upstream default.echo: Accepted (this)",
+				`VirtualService default.a: Rejected (none) spec.virtualHost.domains[0]: "x.example" is already served by virtualservice default.b | not served: it was never accepted`,
+				`VirtualService default.b: Warning (this) spec.virtualHost.domains[0]: "x.example" is also claimed by virtualservice default.a, which is rejected for it`,
+			},
+			served: []string{"default.b=x.example"},
+		},
+		{
+			name: "an edit cannot take another's domain: its last version keeps serving",
+			steps: [][]string{
+				{upstream("echo", 80), vs("a", "echo", false, "a.example"), vs("b", "echo", false, "b.example")},
+				{upstream("echo", 80), vs("a", "echo", false, "a.example", "b.example"), vs("b", "echo", false, "b.example")},
+			},
+			want: []string{
+				"Upstream default.echo: Accepted (this)",
+				`VirtualService default.a: Rejected (last) spec.virtualHost.domains[1]: "b.example" is already served by virtualservice default.b | the last accepted version keeps serving`,
+				`VirtualService default.b: Warning (this) spec.virtualHost.domains[0]: "b.example" is also claimed by virtualservice default.a, which is rejected for it`,
+			},
+			served: []string{"default.a=a.example", "default.b=b.example"},
+		},
+		{
+			name: "a domain freed by its owner goes to the one that wanted it",
+			steps: [][]string{
+				{upstream("echo", 80), vs("a", "echo", false, "x.example"), vs("b", "echo", false, "x.example")},
+				{upstream("echo", 80), vs("a", "echo", false, "y.example"), vs("b", "echo", false, "x.example")},
+			},
+			want: []string{
+				"Upstream default.echo: Accepted (this)",
+				"VirtualService default.a: Accepted (this)",
+				"VirtualService default.b: Accepted (this)",
+			},
+			served: []string{"default.a=y.example", "default.b=x.example"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := validate.New()
+			var e *validate.Edge
+			for _, docs := range tt.steps {
+				if !tt.noExt {
+					docs = append([]string{extauthUpstream}, docs...)
+				}
+				e = v.Validate(input(t, docs...))
+			}
+			got := slices.DeleteFunc(summary(e), func(s string) bool { return strings.HasPrefix(s, "Upstream gatehouse-system.extauth:") })
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.served, servedVirtualHosts(e)); diff != "" {
+				t.Errorf("served virtual hosts (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func quoted(s []string) string {
+	q := make([]string, len(s))
+	for i, v := range s {
+		q[i] = fmt.Sprintf("%q", v)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,210 @@
+package validate
+
+import (
+	"slices"
+
+	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/translate"
+)
+
+// work is the set of entries to validate again in one run, by kind.
+type work map[string]map[*entry]struct{}
+
+func (w work) add(e *entry) {
+	if w[e.res.Kind] == nil {
+		w[e.res.Kind] = map[*entry]struct{}{}
+	}
+	w[e.res.Kind][e] = struct{}{}
+}
+
+// sorted returns the entries of kind in key order.
+func (w work) sorted(kind string) []*entry {
+	out := make([]*entry, 0, len(w[kind]))
+	for e := range w[kind] {
+		out = append(out, e)
+	}
+	slices.SortFunc(out, func(a, b *entry) int { return a.res.Key().Compare(b.res.Key()) })
+	return out
+}
+
+// Validate computes the edge stage of in.
+func (v *Validator) Validate(in *source.Input) *Edge {
+	w := work{}
+	removed := v.diff(in, w)
+	if v.Full || !v.started {
+		for _, e := range v.aligned {
+			w.add(e)
+		}
+	}
+	v.started = true
+	if len(w[apiv1.KindSettings]) > 0 || hasKind(removed, apiv1.KindSettings) {
+		if v.applySettings() {
+			for _, e := range v.aligned {
+				w.add(e) // a new timeout or extauth server concerns every resource
+			}
+		}
+	}
+	for _, e := range removed {
+		v.remove(e, w)
+	}
+	for _, e := range w.sorted(apiv1.KindSecret) {
+		v.secret(e, w)
+	}
+	for _, e := range w.sorted(apiv1.KindUpstream) {
+		v.upstream(e, w)
+	}
+	for _, e := range w.sorted(apiv1.KindAuthConfig) {
+		v.authConfig(e, w)
+	}
+	v.virtualServices(w, removed)
+	out := v.output(in)
+	for _, e := range removed {
+		out.Removed = append(out.Removed, e.res.Key())
+	}
+	return out
+}
+
+func hasKind(es []*entry, kind string) bool {
+	for _, e := range es {
+		if e.res.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// diff walks the previous and the new input side by side (both in key order): a
+// resource whose hash changed, or that is new, goes to w; removed ones are returned.
+// Unchanged resources cost a comparison, not a lookup.
+func (v *Validator) diff(in *source.Input, w work) []*entry {
+	aligned := make([]*entry, len(in.Resources))
+	var removed []*entry
+	i, j := 0, 0
+	for i < len(v.prev) || j < len(in.Resources) {
+		// Fast path: the same object, or the same content (the hash covers apiVersion,
+		// kind and metadata, so an equal hash is the same key).
+		if i < len(v.prev) && j < len(in.Resources) {
+			if p, r := &v.prev[i], &in.Resources[j]; p.Object == r.Object || p.Hash == r.Hash {
+				e := v.aligned[i]
+				aligned[j] = e
+				if r.Origin != e.res.Origin {
+					e.res, e.out = *r, nil
+				}
+				i, j = i+1, j+1
+				continue
+			}
+		}
+		c := 1
+		switch {
+		case i == len(v.prev):
+			c = 1
+		case j == len(in.Resources):
+			c = -1
+		default:
+			c = v.prev[i].Key().Compare(in.Resources[j].Key())
+		}
+		switch {
+		case c < 0: // gone
+			e := v.aligned[i]
+			e.removed = true
+			delete(v.entries, e.res.Key())
+			removed = append(removed, e)
+			i++
+		case c > 0: // new
+			e := &entry{res: in.Resources[j]}
+			v.entries[e.res.Key()] = e
+			aligned[j] = e
+			w.add(e)
+			v.markUsers(userKey(e.res.Kind, e.res.ID()), w) // it may be what they missed
+			j++
+		default:
+			e := v.aligned[i]
+			aligned[j] = e
+			if r := &in.Resources[j]; r.Hash != e.res.Hash || r.Origin != e.res.Origin {
+				if r.Hash != e.res.Hash {
+					w.add(e)
+				}
+				e.res, e.out = *r, nil
+			}
+			i, j = i+1, j+1
+		}
+	}
+	v.prev, v.aligned = in.Resources, aligned
+	return removed
+}
+
+// markUsers adds every entry referencing key to w.
+func (v *Validator) markUsers(key string, w work) {
+	for e := range v.users[key] {
+		w.add(e)
+	}
+}
+
+// index records that e references keys (replacing what it referenced before).
+func (v *Validator) index(e *entry, keys []string) {
+	for _, k := range e.refs {
+		if u := v.users[k]; u != nil {
+			delete(u, e)
+			if len(u) == 0 {
+				delete(v.users, k)
+			}
+		}
+	}
+	e.refs = keys
+	for _, k := range keys {
+		if v.users[k] == nil {
+			v.users[k] = map[*entry]struct{}{}
+		}
+		v.users[k][e] = struct{}{}
+	}
+}
+
+// remove forgets a resource that left the input; what referenced it is validated again.
+func (v *Validator) remove(e *entry, w work) {
+	v.index(e, nil)
+	id := e.res.ID()
+	switch e.res.Kind {
+	case apiv1.KindSecret:
+		delete(v.secrets, id)
+	case apiv1.KindUpstream:
+		if e.cluster != nil {
+			delete(v.clusters, id)
+		}
+	case apiv1.KindAuthConfig:
+		if e.ext != nil {
+			delete(v.acs, id)
+		}
+	}
+	v.markUsers(userKey(e.res.Kind, id), w)
+}
+
+// output assembles the Edge: a pass over pointers, in input order.
+func (v *Validator) output(in *source.Input) *Edge {
+	out := &Edge{Resources: make([]*Resource, len(v.aligned)), Problems: in.Problems}
+	out.Accepted.Settings = v.settings
+	if last := v.edge; last != nil {
+		out.Accepted.Clusters = make([]*translate.Cluster, 0, len(last.Accepted.Clusters)+1)
+		out.Accepted.VirtualHosts = make([]*translate.VirtualHost, 0, len(last.Accepted.VirtualHosts)+1)
+		out.ExtAuthConfigs = make([]*extauthv1.ExtAuthConfig, 0, len(last.ExtAuthConfigs)+1)
+	}
+	for i, e := range v.aligned {
+		if e.out == nil {
+			e.out = e.resource()
+			out.Changed = append(out.Changed, e.out)
+		}
+		out.Resources[i] = e.out
+		switch {
+		case e.cluster != nil:
+			out.Accepted.Clusters = append(out.Accepted.Clusters, e.cluster)
+		case e.vh != nil:
+			out.Accepted.VirtualHosts = append(out.Accepted.VirtualHosts, e.vh)
+		case e.ext != nil:
+			out.ExtAuthConfigs = append(out.ExtAuthConfigs, e.ext)
+		}
+	}
+	out.Accepted.Extauthz = v.clusters[v.settings.ExtauthzServer]
+	v.edge = out
+	return out
+}
