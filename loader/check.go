@@ -3,6 +3,7 @@ package loader
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -81,6 +82,20 @@ func (c *Checker) Check(ctx context.Context, display, path, symbol string, confi
 	return d
 }
 
+// unexportableSymbol is the symbol of an unexportableProblem detail.
+func unexportableSymbol(detail string) (string, bool) {
+	rest, ok := strings.CutPrefix(detail, "no exported symbol ")
+	if !ok {
+		return "", false
+	}
+	quoted, _, ok := strings.Cut(rest, ":")
+	symbol, err := strconv.Unquote(quoted)
+	if !ok || err != nil || Exportable(symbol) {
+		return "", false
+	}
+	return symbol, true
+}
+
 // withExports adds the names a plugin does export to a missing-symbol finding.
 func withExports(fs []Finding, pf *PluginFile) []Finding {
 	if pf == nil || len(pf.Exports) == 0 {
@@ -89,6 +104,9 @@ func withExports(fs []Finding, pf *PluginFile) []Finding {
 	for i, f := range fs {
 		if f.Check == "trial load ("+StageLookup+")" && strings.HasPrefix(f.Detail, "no exported symbol") {
 			fs[i].Detail += fmt.Sprintf(" (it exports %s)", strings.Join(pf.Exports, ", "))
+			if symbol, ok := unexportableSymbol(f.Detail); ok {
+				fs[i].Fix = unexportableFix(symbol, pf.Exports)
+			}
 		}
 	}
 	return fs

@@ -22,3 +22,19 @@ func TestABIInitExit(t *testing.T) {
 		t.Errorf("gatehouse plugin verify: exit %d, printed\n%s\nwant exit 1 and\n%s\nstderr: %s", r.code, r.stdout, want, r.stderr)
 	}
 }
+
+// Regression (issue 12, finding 12): exportedSymbolName defaults to the step's name,
+// often lower case, which Go never exports; the advice printed for it
+// (`var lowersym pluginapi.ExtAuthPlugin = …`) could not work. The message says why and
+// names the variable the plugin does export.
+func TestABILowerCaseSymbol(t *testing.T) {
+	gatehouse := testbin.Gatehouse(t)
+	so := newABIBuilds(t).build(t, testdataPlugin("nosymbol"))
+	r := abiRun(t, "", nil, gatehouse, "plugin", "verify", so, "--symbol", "nosymbol")
+	want := so + ": refused, 1 error\n" +
+		"  error   trial load (lookup): no exported symbol \"nosymbol\": Go exports only names that start with an upper-case letter, so no plugin can export \"nosymbol\" (it exports Other); " +
+		"fix: set exportedSymbolName: Other in the step (verify: --symbol Other); it defaults to the step's name, \"nosymbol\". The plugin must export that variable: `var Other pluginapi.ExtAuthPlugin = myPlugin{}`\n"
+	if r.code != 1 || r.stdout != want {
+		t.Errorf("gatehouse plugin verify --symbol nosymbol: exit %d, printed\n%s\nwant exit 1 and\n%s\nstderr: %s", r.code, r.stdout, want, r.stderr)
+	}
+}
