@@ -99,9 +99,10 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// readStepConfig reads a --config file: a document with a top-level pluginAuth key is a
-// step, whose config and symbol (exportedSymbolName, defaulting to its name) are used;
-// any other document is the config object itself. The config comes back as JSON.
+// readStepConfig reads a --config file: a document with a top-level pluginAuth key (or
+// a list of one, as the step appears under spec.configs) is a step, whose config and
+// symbol (exportedSymbolName, defaulting to its name) are used; any other document is
+// the config object itself. The config comes back as JSON.
 func readStepConfig(path string) (symbol string, config []byte, err error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -110,6 +111,12 @@ func readStepConfig(path string) (symbol string, config []byte, err error) {
 	var doc any
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return "", nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// A step copied from spec.configs with its "- " is a list of one step.
+	if list, ok := doc.([]any); ok && len(list) == 1 {
+		if m, ok := list[0].(map[string]any); ok && m["pluginAuth"] != nil {
+			doc = m
+		}
 	}
 	if m, ok := doc.(map[string]any); ok {
 		if step, ok := m["pluginAuth"]; ok {

@@ -28,6 +28,14 @@ func TestPluginVerifyReadStepConfig(t *testing.T) {
 			symbol: "p",
 		},
 		{
+			// Regression: the step as docs/plugins.md shows it, copied from spec.configs
+			// with its "- ", was taken for a config object (field "": got array).
+			name:   "a step copied from spec.configs with its dash",
+			yaml:   "- pluginAuth:\n    name: prefix\n    exportedSymbolName: Plugin\n    config: {Prefix: /api}\n",
+			symbol: "Plugin",
+			config: `{"Prefix":"/api"}`,
+		},
+		{
 			name:   "just the config object",
 			yaml:   "RequiredHeader: x-required\nNested: {config: 1}\n",
 			config: `{"Nested":{"config":1},"RequiredHeader":"x-required"}`,
