@@ -82,6 +82,19 @@ func TestEditKeepsUnchangedPointers(t *testing.T) {
 			name: "comment only", old: "# The examples", new: "# Examples",
 			want: nil,
 		},
+		{
+			// Another extauth server: the listener's ext_authz cluster changes, and
+			// HTTP/2 moves from one cluster to the other; nothing else is rebuilt.
+			name: "settings extauthzServerRef",
+			old:  "# The examples",
+			new: "apiVersion: core.gatehouse.dev/v1\nkind: Settings\nmetadata: {name: default, namespace: gatehouse-system}\n" +
+				"spec: {extauth: {extauthzServerRef: {name: echo}}}\n---\n# The examples",
+			want: []string{
+				"Cluster gatehouse-system.echo", "Cluster gatehouse-system.extauth",
+				"ClusterLoadAssignment gatehouse-system.echo", "ClusterLoadAssignment gatehouse-system.extauth",
+				"Listener http",
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // scan reads the directory. With dirty == nil every file is read; otherwise only the
@@ -21,12 +23,16 @@ func (d *Dir) scan(dirty map[string]bool) error {
 	}
 	d.dirErr = nil
 	present := make(map[string]bool, len(names))
+	var toRead []string
 	for _, f := range names {
 		present[f] = true
 		if st := d.files[f]; st != nil && dirty != nil && !dirty[f] {
 			continue
 		}
-		d.read(f)
+		toRead = append(toRead, f)
+	}
+	for i, r := range loadAll(toRead, d.files) {
+		d.apply(toRead[i], r)
 	}
 	for f := range d.files {
 		if !present[f] {
@@ -62,29 +68,66 @@ func (d *Dir) list() ([]string, error) {
 	return out, nil
 }
 
-// read decodes one file. A file that cannot be read or decoded keeps the resources of
-// its last good version.
-func (d *Dir) read(path string) {
+// loaded is what reading one file gave.
+type loaded struct {
+	sum       [32]byte
+	unchanged bool // same content as the last good read
+	resources []Resource
+	problems  []Problem
+}
+
+// loadAll reads and decodes files, on every core: decoding is most of the time the
+// first read of a large directory takes.
+func loadAll(paths []string, known map[string]*fileState) []loaded {
+	out := make([]loaded, len(paths))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = load(paths[i], known[paths[i]])
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// load reads and decodes one file; st is what it held before (nil if new), only read.
+func load(path string, st *fileState) loaded {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return loaded{problems: []Problem{{Origin: path, Message: "cannot be read: " + err.Error()}}}
+	}
+	sum := sha256.Sum256(data)
+	if st != nil && sum == st.sum && st.problems == nil && st.resources != nil {
+		return loaded{sum: sum, unchanged: true}
+	}
+	res, probs := Decode(data, path)
+	return loaded{sum: sum, resources: res, problems: probs}
+}
+
+// apply records what reading a file gave. A file that cannot be read or decoded keeps
+// the resources of its last good version.
+func (d *Dir) apply(path string, r loaded) {
 	st := d.files[path]
 	if st == nil {
 		st = &fileState{}
 		d.files[path] = st
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		st.problems = []Problem{{Origin: path, Message: "cannot be read: " + err.Error()}}
-		return
+	switch {
+	case r.unchanged:
+	case len(r.problems) > 0:
+		st.problems = r.problems
+	default:
+		st.sum, st.resources, st.problems = r.sum, r.resources, nil
 	}
-	sum := sha256.Sum256(data)
-	if sum == st.sum && st.problems == nil && st.resources != nil {
-		return
-	}
-	res, probs := Decode(data, path)
-	if len(probs) > 0 {
-		st.problems = probs
-		return
-	}
-	st.sum, st.resources, st.problems = sum, res, nil
 }
 
 // input assembles the Input from every file's last good resources.
