@@ -31,6 +31,9 @@ var commands = []func(stdout, stderr io.Writer) *cobra.Command{
 	controlplaneCommand,
 	gatewayCommand,
 	pluginCommand,
+	checkCommand,
+	getCommand,
+	createCommand,
 }
 
 // run executes the CLI with args and returns the process exit code.

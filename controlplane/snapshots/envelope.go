@@ -1,6 +1,7 @@
 package snapshots
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"time"
@@ -33,14 +34,21 @@ type Status struct {
 // WriteJSON writes v, redacted, as indented JSON with code. Every admin surface writes
 // through it (or through Redacted), so no answer skips redaction.
 func WriteJSON(w http.ResponseWriter, code int, v any) {
-	tree, err := Redacted(v)
+	b, err := Redacted(v)
 	if err != nil {
-		code, tree = http.StatusInternalServerError, map[string]string{"error": err.Error()}
+		code, b = http.StatusInternalServerError, []byte(`{"error":"snapshots: cannot render the answer"}`)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false) // "<redacted>", not "\u003credacted\u003e"
-	_ = enc.Encode(tree)
+	_, _ = w.Write(Indent(b))
+}
+
+// Indent indents JSON by two spaces and ends it with a newline.
+func Indent(b []byte) []byte {
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return b
+	}
+	out.WriteByte('\n')
+	return out.Bytes()
 }

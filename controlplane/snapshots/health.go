@@ -7,11 +7,16 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/xds"
 )
 
-// HealthData is everything `gatehouse check` needs in one read: every resource's
-// statuses (not its content), what could not be read, each proxy role and whether its
-// last publish failed, and the open xDS streams (in the envelope's status).
+// HealthData is everything `gatehouse check` needs in one read: the statuses (not the
+// content) of every resource that is not Accepted, how many of each kind serve, what
+// could not be read, each proxy role and whether its last publish failed, and the open
+// xDS streams (in the envelope's status). A healthy system's view is small whatever
+// its size.
 type HealthData struct {
-	Resources     []ResourceHealth  `json:"resources"`
+	// Resources are those with a status other than Accepted, in input order.
+	Resources []ResourceHealth `json:"resources"`
+	// Serving counts the resources that serve, by kind.
+	Serving       map[string]int    `json:"serving"`
 	Problems      []source.Problem  `json:"problems,omitempty"`
 	Proxies       []string          `json:"proxies"`
 	PublishErrors map[string]string `json:"publishErrors,omitempty"`
@@ -39,16 +44,23 @@ func Health(st pipeline.Stages, clients []xds.Client) (Envelope, error) {
 	s := status(st)
 	s.Clients = clients
 	d := HealthData{
-		Resources: make([]ResourceHealth, 0, len(st.Edge.Resources)), Problems: st.Edge.Problems,
+		Resources: []ResourceHealth{}, Serving: map[string]int{}, Problems: st.Edge.Problems,
 		Proxies: []string{}, PublishErrors: st.PublishErrors, Nacks: st.Nacks,
 	}
 	for i := range st.Edge.Resources {
 		r := st.Edge.Resources[i]
+		state := r.State()
+		s.Counts[r.Kind+"/"+string(state)]++
+		if r.Serving != "" {
+			d.Serving[r.Kind]++
+		}
+		if state == validate.Accepted {
+			continue
+		}
 		d.Resources = append(d.Resources, ResourceHealth{
 			APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Origin: r.Origin,
-			State: r.State(), Statuses: r.Statuses, Serving: r.Serving != "",
+			State: state, Statuses: r.Statuses, Serving: r.Serving != "",
 		})
-		s.Counts[r.Kind+"/"+string(r.State())]++
 	}
 	for _, p := range st.Proxies {
 		d.Proxies = append(d.Proxies, p.Role)

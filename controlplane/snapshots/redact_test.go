@@ -57,15 +57,10 @@ func TestRedacted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tree, err := snapshots.Redacted(tt.in)
+			got, err := snapshots.Redacted(tt.in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := json.Marshal(tree)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// json.Marshal escapes < and >; compare the decoded forms.
 			var g, w any
 			_ = json.Unmarshal(got, &g)
 			if err := json.Unmarshal([]byte(tt.want), &w); err != nil {

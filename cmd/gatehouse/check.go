@@ -1,0 +1,65 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"gatehouse.dev/gatehouse/controlplane/check"
+	"gatehouse.dev/gatehouse/controlplane/snapshots"
+)
+
+func checkCommand(stdout, _ io.Writer) *cobra.Command {
+	var (
+		admin, output string
+		exclude       []string
+		readOnly      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "check [-o text|json] [-x check,...]",
+		Short: "Check the health of the control plane's resources, proxies and xDS clients (exit 1 on errors)",
+		Long: "Reads one health snapshot from the control plane's admin server (--admin) and checks, in order:\n" +
+			"deployments (the control plane read every file; an extauth server and every gateway proxy follow\n" +
+			"it), upstreams, auth configs, secrets, virtual services (each Accepted), proxies (published) and\n" +
+			"xds (every client ACKed the latest version, none rejected anything). Exit status: 0 healthy,\n" +
+			"1 errors found (in json mode too), 2 the check could not run. check never changes anything;\n" +
+			"--read-only is accepted so scripts written for clusters keep working.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if output != "text" && output != "json" {
+				return exit(2, fmt.Errorf("check: -o %q: use text or json", output))
+			}
+			if err := check.Validate(exclude); err != nil {
+				return exit(2, err)
+			}
+			h := &check.Health{}
+			st, err := snapshots.Fetch(cmd.Context(), admin, "/snapshots/health", &h.Data)
+			h.Status = st
+			switch {
+			case errors.Is(err, snapshots.ErrNoSnapshot):
+				h = nil
+			case err != nil:
+				return exit(2, fmt.Errorf("check: %w", err))
+			}
+			r := check.Run(h, err, check.Options{Exclude: exclude})
+			write := r.WriteText
+			if output == "json" {
+				write = r.WriteJSON
+			}
+			if err := write(stdout); err != nil {
+				return exit(2, err)
+			}
+			if !r.Healthy {
+				return exit(1, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&admin, "admin", defaultAdminListen, "the control plane's admin address")
+	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
+	cmd.Flags().StringSliceVarP(&exclude, "exclude", "x", nil, "checks to skip, comma separated")
+	cmd.Flags().BoolVar(&readOnly, "read-only", false, "change nothing (check never does)")
+	return cmd
+}

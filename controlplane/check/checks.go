@@ -1,0 +1,125 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"gatehouse.dev/gatehouse/controlplane/snapshots"
+	"gatehouse.dev/gatehouse/controlplane/validate"
+	"gatehouse.dev/gatehouse/controlplane/xds"
+)
+
+// describe is one resource and one status's reasons, as check prints them.
+func describe(r *snapshots.ResourceHealth, st validate.Status) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s.%s", r.Kind, r.Namespace, r.Name)
+	if r.Origin != "" {
+		fmt.Fprintf(&b, " (%s)", r.Origin)
+	}
+	fmt.Fprintf(&b, ": %s", st.State)
+	if st.ReportedBy != validate.ReportedBy {
+		fmt.Fprintf(&b, " by %s", st.ReportedBy)
+	}
+	for _, why := range st.Reasons {
+		b.WriteString("\n    " + why)
+	}
+	return b.String()
+}
+
+// kind checks validation's status of every resource of k.
+func kind(k string) func(*Health) ([]string, []string) {
+	return func(h *Health) (errs, warns []string) {
+		for i := range h.Data.Resources {
+			r := &h.Data.Resources[i]
+			if r.Kind != k {
+				continue
+			}
+			for _, st := range r.Statuses {
+				if st.ReportedBy != validate.ReportedBy {
+					continue // a client's NACK: the xds check reports it
+				}
+				switch st.State {
+				case validate.Rejected:
+					errs = append(errs, describe(r, st))
+				case validate.Warning:
+					warns = append(warns, describe(r, st))
+				}
+			}
+		}
+		return errs, warns
+	}
+}
+
+// deployments checks the control plane read every file and its Settings, an extauth
+// server follows it when any AuthConfig exists, and every proxy has a client.
+func deployments(h *Health) (errs, warns []string) {
+	for _, p := range h.Data.Problems {
+		errs = append(errs, "control plane: cannot read "+p.String()+" (its last good resources keep serving)")
+	}
+	settings, _ := kind("Settings")(h)
+	errs = append(errs, settings...)
+	roles := map[string]int{}
+	for _, c := range h.Status.Clients {
+		roles[c.Role]++
+	}
+	if h.Data.Serving["AuthConfig"] > 0 && roles[xds.RoleExtauth] == 0 {
+		errs = append(errs, "extauth: no extauth server follows the control plane (role \"extauth\"); secured routes deny every request")
+	}
+	for _, p := range h.Data.Proxies {
+		if roles[p] == 0 {
+			errs = append(errs, fmt.Sprintf("proxy %s: no gateway proxy follows the control plane with this role", p))
+		}
+	}
+	return errs, nil
+}
+
+// proxies checks every proxy role's last publish.
+func proxies(h *Health) (errs, warns []string) {
+	for _, role := range sortedKeys(h.Data.PublishErrors) {
+		if role == xds.RoleExtauth {
+			continue
+		}
+		errs = append(errs, fmt.Sprintf("proxy %s: not published, the previous config keeps serving: %s", role, h.Data.PublishErrors[role]))
+	}
+	return errs, nil
+}
+
+// xdsClients checks every open stream answered the latest response of each type and no
+// client rejected what it serves.
+func xdsClients(h *Health) (errs, warns []string) {
+	if msg, ok := h.Data.PublishErrors[xds.RoleExtauth]; ok {
+		errs = append(errs, "role extauth: not published, the previous configs keep serving: "+msg)
+	}
+	for _, c := range h.Status.Clients {
+		if c.Role == "" {
+			errs = append(errs, fmt.Sprintf("node %q: names no valid role in its metadata; it is served nothing", c.Node))
+			continue
+		}
+		for _, typ := range sortedKeys(c.Unanswered) {
+			errs = append(errs, fmt.Sprintf("node %q (role %s): has not ACKed the latest %s (%d responses unanswered)", c.Node, c.Role, shortType(typ), c.Unanswered[typ]))
+		}
+	}
+	for i := range h.Data.Resources {
+		r := &h.Data.Resources[i]
+		for _, st := range r.Statuses {
+			if st.ReportedBy != validate.ReportedBy && st.State == validate.Rejected {
+				errs = append(errs, describe(r, st))
+			}
+		}
+	}
+	return errs, nil
+}
+
+func shortType(typeURL string) string {
+	return typeURL[strings.LastIndex(typeURL, ".")+1:]
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
