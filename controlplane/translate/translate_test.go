@@ -63,10 +63,6 @@ func TestRequestTimeout(t *testing.T) {
 
 func TestResourceErrorListsEveryProblem(t *testing.T) {
 	set := &apiv1.Set{
-		Upstreams: []*apiv1.Upstream{{
-			Metadata: apiv1.Metadata{Name: "u", Namespace: "ns"},
-			Spec:     apiv1.UpstreamSpec{Static: &apiv1.StaticUpstream{Hosts: []apiv1.Host{{Port: 0}}}},
-		}},
 		AuthConfigs: []*apiv1.AuthConfig{{
 			Metadata: apiv1.Metadata{Name: "ac", Namespace: "ns"},
 			Spec:     apiv1.AuthConfigSpec{Configs: []apiv1.AuthStep{{}, {PluginAuth: &apiv1.PluginAuth{}}}},
@@ -79,7 +75,13 @@ func TestResourceErrorListsEveryProblem(t *testing.T) {
 	}{
 		{
 			name: "upstream",
-			err:  translate.ToEnvoy(set).Rejected["Upstream ns.u"],
+			err: func() error {
+				_, err := translate.ClusterOf(&apiv1.Upstream{
+					Metadata: apiv1.Metadata{Name: "u", Namespace: "ns"},
+					Spec:     apiv1.UpstreamSpec{Static: &apiv1.StaticUpstream{Hosts: []apiv1.Host{{Port: 0}}}},
+				}, "")
+				return err
+			}(),
 			want: &translate.ResourceError{Resource: "upstream ns.u", Problems: []string{
 				"spec.static.hosts[0].addr: is required",
 				"spec.static.hosts[0].port: 0 is not a port",

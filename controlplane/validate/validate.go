@@ -29,7 +29,8 @@ func (w work) sorted(kind string) []*entry {
 	return out
 }
 
-// Validate computes the edge stage of in.
+// Validate computes the edge stage of in, which holds each key once, in key order, as
+// every Source publishes it.
 func (v *Validator) Validate(in *source.Input) *Edge {
 	w := work{}
 	removed := v.diff(in, w)
