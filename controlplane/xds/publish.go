@@ -165,7 +165,7 @@ func (rl *role) push(c *change) error {
 		if upsert[k.typ] == nil {
 			upsert[k.typ] = map[string]types.Resource{}
 		}
-		upsert[k.typ][k.name] = s.res
+		upsert[k.typ][k.name] = s.cached()
 	}
 	remove := map[string][]string{}
 	for k := range c.remove {

@@ -23,9 +23,20 @@ type role struct {
 
 type served struct {
 	res types.Resource
+	// wire, when set, is what the cache is given instead of res: the same content in a
+	// form that is cheaper to serialize (see routes.go).
+	wire types.Resource
 	// version is the content hash, computed when first asked for.
 	version func() string
 	refs    []key
+}
+
+// cached is what the cache serves for s.
+func (s served) cached() types.Resource {
+	if s.wire != nil {
+		return s.wire
+	}
+	return s.res
 }
 
 func (s *Server) newRole(name string) *role {

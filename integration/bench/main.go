@@ -10,7 +10,12 @@
 //     once per session mode (cookie, Redis) and loads a second gatehouse with Checks
 //     carrying the session cookie, alternating with the bare server as above;
 //   - pluginload: builds versions of a plugin with `gatehouse plugin build` and times,
-//     for each, the rename into the plugin folder until a Check is served by it.
+//     for each, the rename into the plugin folder until a Check is served by it;
+//   - controlplane: writes 1k and 10k services (VirtualService, Upstream, AuthConfig,
+//     one file each), starts `gatehouse controlplane` pinned to one CPU, and times with
+//     delta ADS clients (xdsbench) on the other CPU the first complete state of both
+//     roles and edited files to their new versions on the stream; at the largest size,
+//     RSS under a churn of edits, and `gatehouse extauth --xds` serving every config.
 //
 // It prints a markdown report and, with -write, puts each part in BENCHMARKS.md
 // between its bench:NAME markers. Every process it starts is stopped by pid.
@@ -18,6 +23,8 @@
 //	go run ./integration/bench                                  # full run, about four minutes
 //	go run ./integration/bench -duration 3s -rounds 1 -swaps 3  # smoke run
 //	go run ./integration/bench -write -profile /tmp/gatehouse.pprof
+//	go run ./integration/bench -plugin=false -oidc=false -swaps 0 -gobench=false \
+//	    -cp-sizes 1000 -cp-edits 10 -cp-churn 5s               # control-plane smoke run
 package main
 
 import (
@@ -42,6 +49,10 @@ type options struct {
 	goBench     bool
 	oidc        bool
 	swaps       int // plugin versions the plugin-load phase swaps in; 0 skips it
+	plugin      bool
+	cp          bool
+	cpSizes     string
+	cpo         cpOptions
 }
 
 func main() {
@@ -55,6 +66,12 @@ func main() {
 	flag.BoolVar(&o.goBench, "gobench", true, "run the in-process Go benchmarks")
 	flag.BoolVar(&o.oidc, "oidc", true, "measure Checks with a valid OIDC session (needs `make deps`)")
 	flag.IntVar(&o.swaps, "swaps", 10, "plugin versions to time from appearing to serving; 0 skips it")
+	flag.BoolVar(&o.plugin, "plugin", true, "load gatehouse and the bare server with ghz (the plugin section; -oidc needs it)")
+	flag.BoolVar(&o.cp, "controlplane", true, "measure gatehouse controlplane with real ADS clients (the controlplane section)")
+	flag.StringVar(&o.cpSizes, "cp-sizes", "1000,10000", "numbers of services the controlplane section generates, one run each; the largest also gets the churn and extauth")
+	flag.IntVar(&o.cpo.edits, "cp-edits", 100, "edits of each kind (AuthConfig, Upstream, VirtualService) timed per size")
+	flag.DurationVar(&o.cpo.churn, "cp-churn", time.Minute, "how long the churn of edits runs at the largest size; 0 skips it")
+	flag.IntVar(&o.cpo.churnRate, "cp-churn-rate", 10, "edits per second during the churn")
 	flag.Parse()
 	if err := o.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -77,7 +94,7 @@ func main() {
 	}
 }
 
-func (o options) validate() error {
+func (o *options) validate() error {
 	switch {
 	case o.duration < time.Second:
 		return fmt.Errorf("-duration %s: use at least 1s", o.duration)
@@ -87,6 +104,19 @@ func (o options) validate() error {
 		return fmt.Errorf("-rounds %d: use at least 1", o.rounds)
 	case o.swaps < 0:
 		return fmt.Errorf("-swaps %d: use 0 to skip, or more", o.swaps)
+	case o.oidc && !o.plugin:
+		return errors.New("-oidc needs the load of -plugin (it compares with the same bare server): add -oidc=false")
+	case o.cpo.edits < 1:
+		return fmt.Errorf("-cp-edits %d: use at least 1", o.cpo.edits)
+	case o.cpo.churn < 0 || o.cpo.churnRate < 1:
+		return fmt.Errorf("-cp-churn %s -cp-churn-rate %d: use a duration >= 0 and a rate >= 1", o.cpo.churn, o.cpo.churnRate)
+	}
+	if o.cp {
+		sizes, err := parseSizes(o.cpSizes)
+		if err != nil {
+			return err
+		}
+		o.cpo.sizes = sizes
 	}
 	return nil
 }

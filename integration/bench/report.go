@@ -27,6 +27,8 @@ type report struct {
 	OIDC        *oidcResult // nil when the OIDC phase did not run
 	Swaps       []swap      // the plugin-load phase's, if it ran
 	TrialAlone  []time.Duration
+	// Controlplane is the control-plane section's, if it ran.
+	Controlplane *cpResult
 }
 
 // summary is the median over rounds for one server and workload.

@@ -40,7 +40,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	var oidcGo []goBench
-	if o.goBench {
+	if o.goBench && o.plugin {
 		progress("running the Go benchmarks (go test -bench) in server/chain and server")
 		if rep.GoBench, err = runGoBenchmarks(ctx, root, ".", goBenchPackages...); err != nil {
 			return err
@@ -52,13 +52,6 @@ func run(ctx context.Context, o options) error {
 			}
 		}
 	}
-	ghz, err := findGhz(ctx, tmp)
-	if err != nil {
-		return err
-	}
-	if rep.GhzVersion, err = ghzVersion(ctx, ghz); err != nil {
-		return err
-	}
 	progress("building gatehouse, the required_header plugin and bareserver")
 	bins, err := buildAll(ctx, root, tmp)
 	if err != nil {
@@ -67,8 +60,17 @@ func run(ctx context.Context, o options) error {
 
 	var procs procSet
 	defer procs.stopAll()
-	if err := measureLoads(ctx, o, root, rep, &procs, bins, ghz, tmp); err != nil {
-		return err
+	if o.plugin {
+		ghz, err := findGhz(ctx, tmp)
+		if err != nil {
+			return err
+		}
+		if rep.GhzVersion, err = ghzVersion(ctx, ghz); err != nil {
+			return err
+		}
+		if err := measureLoads(ctx, o, root, rep, &procs, bins, ghz, tmp); err != nil {
+			return err
+		}
 	}
 	if o.swaps > 0 {
 		progress(fmt.Sprintf("building %d versions of the load plugin with gatehouse plugin build", o.swaps))
@@ -86,6 +88,17 @@ func run(ctx context.Context, o options) error {
 	}
 	if rep.OIDC != nil {
 		rep.OIDC.GoBench = oidcGo
+	}
+	if o.cp {
+		if rep.Controlplane, err = runControlplaneSection(ctx, o.cpo, bins, &procs, tmp); err != nil {
+			return err
+		}
+		if o.goBench {
+			progress("running the control plane's Go benchmarks (go test -bench) in controlplane/xds and controlplane/pipeline")
+			if rep.Controlplane.GoBench, err = runCPGoBenchmarks(ctx, root); err != nil {
+				return err
+			}
+		}
 	}
 	procs.stopAll()
 	return rep.output(ctx, o)
@@ -136,12 +149,18 @@ type sectionText struct {
 // output prints every section that was measured and, with -write, puts each in the
 // benchmarks file.
 func (r *report) output(ctx context.Context, o options) error {
-	texts := []sectionText{{pluginSection, r.markdown()}}
+	var texts []sectionText
+	if len(r.Runs) > 0 {
+		texts = append(texts, sectionText{pluginSection, r.markdown()})
+	}
 	if r.OIDC != nil {
 		texts = append(texts, sectionText{oidcSection, r.oidcMarkdown()})
 	}
 	if len(r.Swaps) > 0 {
 		texts = append(texts, sectionText{pluginLoadSection, r.pluginLoadMarkdown()})
+	}
+	if r.Controlplane != nil {
+		texts = append(texts, sectionText{controlplaneSection, r.controlplaneMarkdown()})
 	}
 	for _, t := range texts {
 		fmt.Print(t.s.heading + t.text + "\n")

@@ -8,6 +8,8 @@ package xdsbench
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -107,6 +109,13 @@ func (w *Watcher) Count(typeURL string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.versions[typeURL])
+}
+
+// Names are the resources of typeURL the watcher holds, sorted.
+func (w *Watcher) Names(typeURL string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Sorted(maps.Keys(w.versions[typeURL]))
 }
 
 // Version is the version of a resource as last received, "" if none.

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// extauthResult is an extauth server fed every AuthConfig by the control plane.
+type extauthResult struct {
+	Configs int
+	// Applied is the time from its start to every config being served (Accepted at
+	// its /auth-configs).
+	Applied time.Duration
+	// RSS when they were all applied, and five seconds later.
+	RSS, RSSSettled int64
+}
+
+// runExtauthXDS starts `gatehouse extauth --xds` on the control plane's ADS address
+// with the sample plugin (on clientCPU: the measuring clients are idle meanwhile) and
+// waits until it serves n configs.
+func runExtauthXDS(ctx context.Context, procs *procSet, bins binaries, cp *controlplaneProc, n int, logPath string) (*extauthResult, error) {
+	addrs, err := freeAddrs(2)
+	if err != nil {
+		return nil, err
+	}
+	bin, args := pinned(clientCPU, bins.gatehouse, "extauth", "--xds", cp.xds, "--plugin-dir", bins.pluginDir,
+		"--listen", addrs[0], "--admin-listen", addrs[1])
+	start := time.Now()
+	p, err := procs.start("extauth", logPath, serverEnv(), bin, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer procs.stop(p)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	res := &extauthResult{Configs: n}
+	for {
+		accepted, err := acceptedConfigs(ctx, "http://"+addrs[1]+"/auth-configs")
+		if err == nil && accepted >= n {
+			res.Applied = time.Since(start)
+			break
+		}
+		if exit := p.exited(); exit != nil {
+			return nil, exit
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("extauth: %d configs not all accepted after 5 minutes (last: %d, %v); its log: %s", n, accepted, err, logPath)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+	pid := p.cmd.Process.Pid
+	if res.RSS, err = rss(pid); err != nil {
+		return nil, err
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(5 * time.Second):
+	}
+	if res.RSSSettled, err = rss(pid); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// acceptedConfigs counts the generated configs an extauth admin server says it serves.
+func acceptedConfigs(ctx context.Context, url string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	var statuses []struct {
+		ID    string `json:"id"`
+		State string `json:"state"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&statuses); err != nil {
+		return 0, fmt.Errorf("%s: %w", url, err)
+	}
+	n := 0
+	for _, s := range statuses {
+		if s.State == "Accepted" && strings.HasPrefix(s.ID, cpNamespace+".") {
+			n++
+		}
+	}
+	return n, nil
+}
