@@ -51,8 +51,8 @@ func TestGeneratedResourcesAreAccepted(t *testing.T) {
 	p := pipeline.New(pipeline.Options{Log: zerolog.Nop(), Publish: srv.Publish})
 	p.Apply(in)
 	st := p.Stages()
-	for i := range st.Edge.Resources {
-		if r := &st.Edge.Resources[i]; r.State() != validate.Accepted {
+	for _, r := range st.Edge.Resources {
+		if r.State() != validate.Accepted {
 			t.Errorf("%s: %s %v", r.Key(), r.State(), r.Statuses)
 		}
 	}
