@@ -52,6 +52,10 @@ func Load(path string) (*Set, error) {
 	set := &Set{}
 	var errs []error
 	for _, f := range files {
+		if err := checkSize(f, statSize(f)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
 		data, err := os.ReadFile(f)
 		if err != nil {
 			errs = append(errs, err)
@@ -89,6 +93,9 @@ func yamlFiles(path string) ([]string, error) {
 
 // Add decodes multi-document YAML into s; source names the input in errors.
 func (s *Set) Add(data []byte, source string) error {
+	if err := checkSize(source, int64(len(data))); err != nil {
+		return err
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var errs []error
 	for doc := 1; ; doc++ {
@@ -144,6 +151,14 @@ func (s *Set) addNode(doc *yaml.Node) []lineError {
 	}
 	switch {
 	case tm.Kind == KindAuthConfig && tm.APIVersion == AuthConfigAPIVersion:
+		if over := authConfigLimits(d.root); len(over) > 0 {
+			id, _, _ := identify(d, tm.Kind)
+			var errs []lineError
+			for _, fe := range over {
+				errs = append(errs, lineError{line: fe.line, err: fmt.Errorf("%s: %w", id, fe)})
+			}
+			return errs
+		}
 		return decodeInto(d, tm.Kind, &s.AuthConfigs)
 	case tm.Kind == KindVirtualService && tm.APIVersion == VirtualServiceAPIVersion:
 		return decodeInto(d, tm.Kind, &s.VirtualServices)
