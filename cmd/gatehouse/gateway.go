@@ -6,20 +6,29 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/devgateway"
+	"gatehouse.dev/gatehouse/devgateway/proxyadmin"
 	"gatehouse.dev/gatehouse/internal/logging"
 	"gatehouse.dev/gatehouse/server/xdsclient"
 )
 
+// defaultProxyAdmin is Envoy's admin address; the gateway's admin answers there.
+const defaultProxyAdmin = "127.0.0.1:19000"
+
 type gatewayOptions struct {
 	xds, role, nodeID, listen, httpsListen string
+	// admin is the proxy admin's address ("": off).
+	admin string
 	// echo, when set, also serves the built-in echo upstream there (for trying things out).
 	echo string
 }
@@ -60,13 +69,21 @@ func gatewayCommand(_, stderr io.Writer) *cobra.Command {
 			if err := o.check(); err != nil {
 				return exit(2, err)
 			}
-			log, err := logging.New(stderr, "gateway")
+			logs := proxyadmin.NewLogBuffer()
+			log, err := logging.New(io.MultiWriter(stderr, logs), "gateway")
 			if err != nil {
 				return exit(2, err)
 			}
 			g, ctx := errgroup.WithContext(cmd.Context())
-			if _, err := startGateway(ctx, g, log, o); err != nil {
+			rec := proxyadmin.NewRecorder(log)
+			p, err := startGateway(ctx, g, log, o, rec.Wrap)
+			if err != nil {
 				return err
+			}
+			if o.admin != "" {
+				serveProxyAdmin(ctx, g, log, o, proxyadmin.Options{Recorder: rec, Logs: logs,
+					Listeners: func() map[string]string { return gatewayListeners(o) },
+					Ready:     func() bool { return p.Ready(devgateway.HTTPPort) }})
 			}
 			if o.echo != "" {
 				serveHTTP(ctx, g, log, "echo upstream", o.echo, devgateway.Echo())
@@ -75,6 +92,7 @@ func gatewayCommand(_, stderr io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.xds, "xds", "", "control plane ADS address, e.g. 127.0.0.1:9977")
+	cmd.Flags().StringVar(&o.admin, "admin-listen", defaultProxyAdmin, "proxy admin address, Envoy-like (/config_dump, /logging, /stats); empty: off")
 	o.bind(cmd)
 	cmd.Flags().StringVar(&o.echo, "echo-listen", "", "also serve the built-in echo upstream at this address, for trying things out (examples/default routes to 127.0.0.1:8090)")
 	return cmd
@@ -82,7 +100,8 @@ func gatewayCommand(_, stderr io.Writer) *cobra.Command {
 
 // startGateway binds the gateway's local addresses, then runs its servers and its xDS
 // client in g until ctx ends. `gatehouse dev` runs the same gateway in-process.
-func startGateway(ctx context.Context, g *errgroup.Group, log zerolog.Logger, o gatewayOptions) (*devgateway.Proxy, error) {
+// wrap, when not nil, wraps the proxy's xDS handler (the admin's recorder).
+func startGateway(ctx context.Context, g *errgroup.Group, log zerolog.Logger, o gatewayOptions, wrap func(func(string, map[string]*anypb.Any) error) func(string, map[string]*anypb.Any) error) (*devgateway.Proxy, error) {
 	addrs := map[uint32]string{devgateway.HTTPPort: o.listen}
 	if o.httpsListen != "" {
 		addrs[devgateway.HTTPSPort] = o.httpsListen
@@ -105,11 +124,46 @@ func startGateway(ctx context.Context, g *errgroup.Group, log zerolog.Logger, o 
 		log.Info().Uint32("envoy_port", port).Str("listen", lis.Addr().String()).Msg("gateway listener (503 until the control plane sends its complete config)")
 		g.Go(func() error { return p.Serve(ctx, port, lis) })
 	}
+	handle := p.Handle
+	if wrap != nil {
+		handle = wrap(handle)
+	}
 	g.Go(func() error {
 		defer p.Close()
 		return xdsclient.Run(ctx, xdsclient.Options{
-			Addr: o.xds, NodeID: o.nodeID, Role: o.role, Types: devgateway.Types, Log: log, Handle: p.Handle,
+			Addr: o.xds, NodeID: o.nodeID, Role: o.role, Types: devgateway.Types, Log: log, Handle: handle,
 		})
 	})
 	return p, nil
+}
+
+// gatewayListeners names the local address of each listener port, as /listeners shows.
+func gatewayListeners(o gatewayOptions) map[string]string {
+	out := map[string]string{"http": o.listen}
+	if o.httpsListen != "" {
+		out["https"] = o.httpsListen
+	}
+	return out
+}
+
+// serveProxyAdmin serves the proxy admin. It is not worth stopping the gateway for:
+// an address in use is logged and the gateway serves on without it.
+func serveProxyAdmin(ctx context.Context, g *errgroup.Group, log zerolog.Logger, o gatewayOptions, ao proxyadmin.Options) {
+	lis, err := net.Listen("tcp", o.admin)
+	if err != nil {
+		log.Error().Err(err).Msg("proxy admin not served (use --admin-listen to pick another address)")
+		return
+	}
+	srv := &http.Server{Handler: proxyadmin.Handler(ao), ReadHeaderTimeout: 10 * time.Second}
+	log.Info().Str("listen", lis.Addr().String()).Msg("proxy admin serving")
+	g.Go(func() error {
+		if err := srv.Serve(lis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("proxy admin: %w", err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		<-ctx.Done()
+		return srv.Close() // closes followers of /logs too
+	})
 }

@@ -34,6 +34,8 @@ var commands = []func(stdout, stderr io.Writer) *cobra.Command{
 	checkCommand,
 	getCommand,
 	createCommand,
+	proxyCommand,
+	envoyCommand,
 }
 
 // run executes the CLI with args and returns the process exit code.
