@@ -10,6 +10,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/snapshots"
 	"gatehouse.dev/gatehouse/controlplane/validate"
 	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/internal/version"
 )
 
 // resourceStatus is one resource in GET /statuses: who it is, where it came from and
@@ -29,12 +30,15 @@ type resourceStatus struct {
 
 // controlplaneAdmin serves the control plane's admin endpoints: /snapshots/* (the
 // stages, redacted, in an envelope), GET /statuses (every resource's status, in input
-// order), /logging, /metrics and /debug/pprof/.
+// order), /logging, /metrics, /version and /debug/pprof/.
 func controlplaneAdmin(cp *controlplane) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cp.gatherer, promhttp.HandlerOpts{}))
 	mux.Handle("/logging", logging.Handler())
 	registerPprof(mux)
+	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
+		snapshots.WriteJSON(w, http.StatusOK, versionBody{Version: version.Version})
+	})
 	snapshots.Register(mux, snapshots.Options{Stages: cp.pipeline.Stages, Clients: cp.xds.Clients, Version: cp.xds.Version})
 	mux.HandleFunc("GET /statuses", func(w http.ResponseWriter, _ *http.Request) {
 		edge := cp.pipeline.Stages().Edge

@@ -36,6 +36,7 @@ var commands = []func(stdout, stderr io.Writer) *cobra.Command{
 	createCommand,
 	proxyCommand,
 	envoyCommand,
+	debugCommand,
 }
 
 // run executes the CLI with args and returns the process exit code.

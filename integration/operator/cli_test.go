@@ -3,6 +3,7 @@ package operator_test
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -178,5 +179,39 @@ func TestCreateSecret(t *testing.T) {
 	})
 	if code, _, stderr := cli(t, "", "create", "secret", "tls", "--name", "bad", "--cert", tmp+"/tls.key", "--key", tmp+"/tls.key", "--dry-run"); code != 2 || !strings.Contains(stderr, "not a certificate and its key") {
 		t.Errorf("create secret tls with a key as certificate: exit %d %s", code, stderr)
+	}
+}
+
+// TestDebugAndVersion: `debug yaml` dumps the input redacted, `debug logs --errors-only`
+// keeps the control plane's error lines, `version` shows both versions.
+func TestDebugAndVersion(t *testing.T) {
+	dir, secrets := healthyDir(t)
+	writeFile(t, dir, "broken_route.yaml", virtualServiceYAML("broken", "broken.example.com", "missing"))
+	cp := startControlPlane(t, dir)
+
+	code, out, errOut := cli(t, "", "debug", "yaml", "--admin", cp.admin)
+	if code != 0 || !strings.Contains(out, "client-secret: <redacted>") || !strings.Contains(out, "kind: VirtualService") {
+		t.Errorf("debug yaml: exit %d %s\n%.500s", code, errOut, out)
+	}
+	assertNoSecret(t, "debug yaml", out, secrets)
+	file := t.TempDir() + "/dump.yaml"
+	if code, out, _ := cli(t, "", "debug", "yaml", "--admin", cp.admin, "-f", file); code != 0 || !strings.Contains(out, "written to "+file) {
+		t.Errorf("debug yaml -f: exit %d %s", code, out)
+	}
+
+	logs := cp.proc.Output()
+	code, out, _ = cli(t, logs, "debug", "logs", "--errors-only")
+	if code != 0 || !strings.Contains(out, `"resource":"VirtualService gatehouse-system.broken"`) || strings.Contains(out, `"level":"info"`) {
+		t.Errorf("debug logs --errors-only: exit %d\n%s", code, out)
+	}
+	logFile := t.TempDir() + "/cp.log"
+	writeFile(t, filepath.Dir(logFile), filepath.Base(logFile), logs)
+	if code, out, _ := cli(t, "", "debug", "logs", "-f", logFile); code != 0 || out != logs {
+		t.Errorf("debug logs -f: exit %d, %d bytes, want the file's %d", code, len(out), len(logs))
+	}
+
+	code, out, _ = cli(t, "", "version", "--admin", cp.admin, "--strict")
+	if code != 0 || !strings.Contains(out, "client: ") || !strings.Contains(out, "server: ") || !strings.Contains(out, "(control plane at "+cp.admin+")") {
+		t.Errorf("version --strict: exit %d\n%s", code, out)
 	}
 }

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"gatehouse.dev/gatehouse/controlplane/snapshots"
+)
+
+func debugCommand(stdout, _ io.Writer) *cobra.Command {
+	cmd := &cobra.Command{Use: "debug", Short: "Read Gatehouse logs and dump what the control plane read"}
+	var file string
+	var errorsOnly bool
+	logs := &cobra.Command{
+		Use:   "logs [-f FILE] [--errors-only]",
+		Short: "Print Gatehouse's JSON logs from FILE (default stdin); --errors-only keeps error lines",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			in := cmd.InOrStdin()
+			if file != "" && file != "-" {
+				f, err := os.Open(file)
+				if err != nil {
+					return exit(2, fmt.Errorf("debug logs: %w", err))
+				}
+				defer f.Close()
+				in = f
+			}
+			return filterLogs(stdout, in, errorsOnly)
+		},
+	}
+	logs.Flags().StringVarP(&file, "file", "f", "", "log file (default: stdin)")
+	logs.Flags().BoolVar(&errorsOnly, "errors-only", false, "only lines at level error, fatal or panic")
+	var admin, out string
+	dump := &cobra.Command{
+		Use:   "yaml [-f FILE]",
+		Short: "Write every resource the control plane read, secrets redacted, as YAML to FILE (default stdout)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var input any
+			if _, err := snapshots.Fetch(cmd.Context(), admin, "/snapshots/input", &input); err != nil {
+				return exit(2, fmt.Errorf("debug yaml: %w", err))
+			}
+			if out == "" || out == "-" {
+				return writeData(stdout, "yaml", input)
+			}
+			tmp := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tmp")
+			f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+			if err != nil {
+				return exit(2, fmt.Errorf("debug yaml: %w", err))
+			}
+			err = errors.Join(writeData(f, "yaml", input), f.Close())
+			if err == nil {
+				err = os.Rename(tmp, out)
+			}
+			if err != nil {
+				os.Remove(tmp)
+				return exit(2, fmt.Errorf("debug yaml: %w", err))
+			}
+			_, err = fmt.Fprintf(stdout, "the control plane's input, secrets redacted, written to %s\n", out)
+			return err
+		},
+	}
+	dump.Flags().StringVar(&admin, "admin", defaultAdminListen, "the control plane's admin address")
+	dump.Flags().StringVarP(&out, "file", "f", "", "output file (default: stdout)")
+	cmd.AddCommand(logs, dump)
+	return cmd
+}
+
+// filterLogs copies log lines; with errorsOnly, only JSON lines whose level is error,
+// fatal or panic.
+func filterLogs(w io.Writer, r io.Reader, errorsOnly bool) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	bw := bufio.NewWriter(w)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if errorsOnly {
+			var l struct {
+				Level string `json:"level"`
+			}
+			if json.Unmarshal(line, &l) != nil {
+				continue
+			}
+			if l.Level != "error" && l.Level != "fatal" && l.Level != "panic" {
+				continue
+			}
+		}
+		bw.Write(line)
+		bw.WriteByte('\n')
+	}
+	if err := sc.Err(); err != nil {
+		return exit(2, fmt.Errorf("debug logs: %w", err))
+	}
+	return bw.Flush()
+}
