@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,12 +18,15 @@ import (
 func check(f *authzFilter, r *http.Request, rt *route) (*authv3.CheckResponse, error) {
 	ctx, cancel := context.WithTimeout(r.Context(), f.timeout)
 	defer cancel()
-	return f.client.Check(ctx, checkRequest(r, rt.ext))
+	return f.client.Check(ctx, checkRequest(r, rt.ext, f.rawHeaders))
 }
 
 // checkRequest builds the CheckRequest Envoy would send: lower-case headers including
-// the pseudo-headers, :path with the query, and the route's context extensions.
-func checkRequest(r *http.Request, ext map[string]string) *authv3.CheckRequest {
+// the pseudo-headers, :path with the query, and the route's context extensions. With
+// raw, the headers go in header_map as Envoy's encode_raw_headers sends them: key and
+// raw_value only, one entry per header line (repeated headers are not joined), and the
+// headers map stays empty.
+func checkRequest(r *http.Request, ext map[string]string, raw bool) *authv3.CheckRequest {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -35,18 +40,32 @@ func checkRequest(r *http.Request, ext map[string]string) *authv3.CheckRequest {
 	headers[":method"] = r.Method
 	headers[":path"] = path
 	headers[":scheme"] = scheme
+	var headerMap *corev3.HeaderMap
+	if raw {
+		headerMap = &corev3.HeaderMap{}
+		for _, k := range []string{":authority", ":method", ":path", ":scheme"} {
+			headerMap.Headers = append(headerMap.Headers, &corev3.HeaderValue{Key: k, RawValue: []byte(headers[k])})
+		}
+		for _, k := range slices.Sorted(maps.Keys(r.Header)) {
+			for _, v := range r.Header[k] {
+				headerMap.Headers = append(headerMap.Headers, &corev3.HeaderValue{Key: strings.ToLower(k), RawValue: []byte(v)})
+			}
+		}
+		headers = nil
+	}
 	return &authv3.CheckRequest{Attributes: &authv3.AttributeContext{
 		Source:      peerOf(r.RemoteAddr),
 		Destination: peerOf(localAddr(r)),
 		Request: &authv3.AttributeContext_Request{Http: &authv3.AttributeContext_HttpRequest{
-			Id:       r.Header.Get("X-Request-Id"),
-			Method:   r.Method,
-			Headers:  headers,
-			Path:     path,
-			Host:     r.Host,
-			Scheme:   scheme,
-			Protocol: r.Proto,
-			Size:     r.ContentLength,
+			Id:        r.Header.Get("X-Request-Id"),
+			Method:    r.Method,
+			Headers:   headers,
+			HeaderMap: headerMap,
+			Path:      path,
+			Host:      r.Host,
+			Scheme:    scheme,
+			Protocol:  r.Proto,
+			Size:      r.ContentLength,
 		}},
 		ContextExtensions: ext,
 	}}

@@ -6,15 +6,13 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
-
-	"gatehouse.dev/gatehouse/devgateway"
 )
 
 // TestPrefixMatchesThePathAsSent: like Envoy, routes match the path as the client sent
 // it, so a percent-encoded slash does not reach a prefix the path does not literally
 // start with.
 func TestPrefixMatchesThePathAsSent(t *testing.T) {
-	gw := newGateway(t, nil, devgateway.Config{
+	gw := startGateway(t, nil, gwConfig{
 		Routes:   &routev3.RouteConfiguration{VirtualHosts: []*routev3.VirtualHost{vhost("vh", []string{"*"}, openRoute(t, "/open/", "echo"))}},
 		Clusters: []*clusterv3.Cluster{cluster(t, "echo", echoUpstream(t, nil))},
 	})
@@ -25,7 +23,7 @@ func TestPrefixMatchesThePathAsSent(t *testing.T) {
 		{"/open/x", http.StatusOK},
 		{"/open%2Fx", http.StatusNotFound},
 	} {
-		if got := serve(gw, http.MethodGet, "http://gw"+tc.path, nil).StatusCode; got != tc.want {
+		if got := serve(t, gw, http.MethodGet, "http://gw"+tc.path, nil).StatusCode; got != tc.want {
 			t.Errorf("GET %s: %d, want %d", tc.path, got, tc.want)
 		}
 	}

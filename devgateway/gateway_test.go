@@ -2,13 +2,15 @@ package devgateway_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
+	neturl "net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -21,42 +23,20 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	extauthzv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
+	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/google/go-cmp/cmp"
-	"github.com/rs/zerolog"
 	"google.golang.org/genproto/googleapis/rpc/code"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"gatehouse.dev/gatehouse/devgateway"
 )
-
-// fakeAuthz is an AuthorizationClient that records every CheckRequest and answers
-// with answer (an OK response when nil).
-type fakeAuthz struct {
-	mu     sync.Mutex
-	reqs   []*authv3.CheckRequest
-	answer func(ctx context.Context, req *authv3.CheckRequest) (*authv3.CheckResponse, error)
-}
-
-func (f *fakeAuthz) Check(ctx context.Context, req *authv3.CheckRequest, _ ...grpc.CallOption) (*authv3.CheckResponse, error) {
-	f.mu.Lock()
-	f.reqs = append(f.reqs, proto.Clone(req).(*authv3.CheckRequest))
-	f.mu.Unlock()
-	if f.answer == nil {
-		return okResponse(), nil
-	}
-	return f.answer(ctx, req)
-}
-
-func (f *fakeAuthz) requests() []*authv3.CheckRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]*authv3.CheckRequest(nil), f.reqs...)
-}
 
 func okResponse(headers ...*corev3.HeaderValueOption) *authv3.CheckResponse {
 	return &authv3.CheckResponse{
@@ -135,24 +115,74 @@ func cluster(t *testing.T, name string, addrs ...string) *clusterv3.Cluster {
 	}}
 }
 
-func newGateway(t *testing.T, authz authv3.AuthorizationClient, cfg devgateway.Config) *devgateway.Gateway {
-	t.Helper()
-	gw := devgateway.New(authz, zerolog.New(zerolog.TestWriter{T: t}))
-	if err := gw.Update(cfg); err != nil {
-		t.Fatalf("Update: %v", err)
-	}
-	return gw
+// gwConfig is what a test serves: a route configuration and its clusters behind the
+// "http" listener, whose ext_authz filter checks with a real gRPC server.
+type gwConfig struct {
+	Routes   *routev3.RouteConfiguration
+	Clusters []*clusterv3.Cluster
+	// CheckTimeout is the ext_authz filter's timeout (DefaultCheckTimeout when zero).
+	CheckTimeout time.Duration
+	// RawHeaders turns on the filter's encode_raw_headers.
+	RawHeaders bool
 }
 
-// serve sends one request straight to the gateway's handler.
-func serve(gw http.Handler, method, target string, header http.Header) *http.Response {
-	req := httptest.NewRequest(method, target, nil)
-	for k, vs := range header {
-		req.Header[k] = vs
+// startGateway serves cfg through a Proxy fed over Handle, on a loopback port, with
+// authz (one answering OK when nil) as the ext_authz server. Hosts match without their
+// port (strip_any_host_port), as in what the control plane emits. It returns the URL.
+func startGateway(t *testing.T, authz *authzServer, cfg gwConfig) string {
+	t.Helper()
+	p, url := newProxy(t)
+	feed(t, p, gatewayResources(t, authz, cfg, false)...)
+	return url
+}
+
+// gatewayResources are cfg's listener (plain text, or TLS with one certificate for every
+// server name), its route configuration "http", its clusters and the ext_authz cluster.
+func gatewayResources(t *testing.T, authz *authzServer, cfg gwConfig, tls bool) []types.Resource {
+	t.Helper()
+	if authz == nil {
+		authz = &authzServer{}
 	}
-	w := httptest.NewRecorder()
-	gw.ServeHTTP(w, req)
-	return w.Result()
+	timeout := cfg.CheckTimeout
+	if timeout == 0 {
+		timeout = devgateway.DefaultCheckTimeout
+	}
+	filter := extAuthzFilter(t, "gatehouse.extauth", timeout)
+	if cfg.RawHeaders {
+		var e extauthzv3.ExtAuthz
+		if err := filter.GetTypedConfig().UnmarshalTo(&e); err != nil {
+			t.Fatal(err)
+		}
+		e.EncodeRawHeaders = true
+		filter.ConfigType = &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &e)}
+	}
+	h := hcm(t, "http", filter, routerFilter(t))
+	h.StripPortMode = &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true}
+	l := listenerWith(t, "http", devgateway.HTTPPort, h)
+	if tls {
+		l = listenerWith(t, "https", devgateway.HTTPSPort, h)
+		l.FilterChains[0].TransportSocket = downstreamTLS(t, "cert", nil)
+	}
+	rc := proto.Clone(cfg.Routes).(*routev3.RouteConfiguration)
+	rc.Name = "http"
+	authzCluster := cluster(t, "gatehouse.extauth", startAuthz(t, authz))
+	authzCluster.TypedExtensionProtocolOptions = http2Cluster(t, "").TypedExtensionProtocolOptions
+	res := []types.Resource{l, rc, authzCluster}
+	for _, c := range cfg.Clusters {
+		res = append(res, c)
+	}
+	return res
+}
+
+// serve sends one request to the gateway at url with the Host of target.
+func serve(t *testing.T, url, method, target string, header http.Header) *http.Response {
+	t.Helper()
+	u, err := neturl.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, _ := do(t, method, url+u.RequestURI(), u.Host, header)
+	return resp
 }
 
 func TestRouting(t *testing.T) {
@@ -161,7 +191,7 @@ func TestRouting(t *testing.T) {
 	route := func(name, prefix string) *routev3.Route {
 		return authzRoute(t, prefix, "c", map[string]string{"route": name})
 	}
-	cfg := devgateway.Config{
+	cfg := gwConfig{
 		Clusters: []*clusterv3.Cluster{cluster(t, "c", "127.0.0.1:1")},
 		Routes: &routev3.RouteConfiguration{VirtualHosts: []*routev3.VirtualHost{
 			vhost("any", []string{"*"}, route("any", "/")),
@@ -197,14 +227,14 @@ func TestRouting(t *testing.T) {
 		{"api.example.com", "/ap", "exact-root"},
 		{"api.example.com", "/api/v1?x=/", "exact-v1"},
 	}
-	authz := &fakeAuthz{answer: func(context.Context, *authv3.CheckRequest) (*authv3.CheckResponse, error) {
+	authz := &authzServer{answer: func(context.Context, *authv3.CheckRequest) (*authv3.CheckResponse, error) {
 		return deniedResponse(http.StatusForbidden, ""), nil
 	}}
-	gw := newGateway(t, authz, cfg)
+	gw := startGateway(t, authz, cfg)
 	for _, tt := range tests {
 		t.Run(tt.host+tt.path, func(t *testing.T) {
 			before := len(authz.requests())
-			resp := serve(gw, "GET", "http://"+tt.host+tt.path, nil)
+			resp := serve(t, gw, "GET", "http://"+tt.host+tt.path, nil)
 			reqs := authz.requests()
 			if len(reqs) != before+1 {
 				t.Fatalf("ext_authz called %d times, want once (status %d)", len(reqs)-before, resp.StatusCode)
@@ -216,13 +246,13 @@ func TestRouting(t *testing.T) {
 	}
 
 	t.Run("no domain matches", func(t *testing.T) {
-		gw := newGateway(t, authz, devgateway.Config{
+		gw := startGateway(t, authz, gwConfig{
 			Clusters: cfg.Clusters,
 			Routes:   &routev3.RouteConfiguration{VirtualHosts: []*routev3.VirtualHost{vhost("only", []string{"only.example"}, route("only", "/api"))}},
 		})
 		before := len(authz.requests())
 		for _, target := range []string{"http://other.example/api", "http://only.example/other"} {
-			if resp := serve(gw, "GET", target, nil); resp.StatusCode != http.StatusNotFound {
+			if resp := serve(t, gw, "GET", target, nil); resp.StatusCode != http.StatusNotFound {
 				t.Errorf("%s: status %d, want 404", target, resp.StatusCode)
 			}
 		}
@@ -233,7 +263,7 @@ func TestRouting(t *testing.T) {
 }
 
 func TestCheckRequestShape(t *testing.T) {
-	cfg := devgateway.Config{
+	cfg := gwConfig{
 		Clusters: []*clusterv3.Cluster{cluster(t, "c", "127.0.0.1:1")},
 		Routes: &routev3.RouteConfiguration{VirtualHosts: []*routev3.VirtualHost{
 			vhost("v", []string{"*"}, authzRoute(t, "/", "c", map[string]string{"config_id": "ns.auth"})),
@@ -242,12 +272,15 @@ func TestCheckRequestShape(t *testing.T) {
 	deny := func(context.Context, *authv3.CheckRequest) (*authv3.CheckResponse, error) {
 		return deniedResponse(http.StatusForbidden, ""), nil
 	}
+	// What Go's client adds to every request it sends.
+	client := map[string][]string{"user-agent": {"Go-http-client/1.1"}, "accept-encoding": {"gzip"}, "content-length": {"0"}}
 	tests := []struct {
 		name      string
 		target    string
 		header    http.Header
 		wantReqID string // "" for a generated one
 		scheme    string
+		raw       bool // encode_raw_headers
 	}{
 		{
 			name:   "request id generated",
@@ -256,17 +289,26 @@ func TestCheckRequestShape(t *testing.T) {
 			scheme: "http",
 		},
 		{
-			name:      "request id kept",
+			name:      "request id kept, over TLS",
 			target:    "https://app.example/",
 			header:    http.Header{"X-Request-Id": {"given-id"}},
 			wantReqID: "given-id",
 			scheme:    "https",
 		},
+		{
+			name:   "encode_raw_headers: header_map, repeated headers apart",
+			target: "http://app.example/raw?x=1",
+			header: http.Header{"X-Multi": {"a", "b"}, "X-Latin": {"caf\xe9"}},
+			scheme: "http",
+			raw:    true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			authz := &fakeAuthz{answer: deny}
-			serve(newGateway(t, authz, cfg), "POST", tt.target, tt.header)
+			authz := &authzServer{answer: deny}
+			c := cfg
+			c.RawHeaders = tt.raw
+			source := sendOnce(t, authz, c, tt.scheme == "https", "POST", tt.target, tt.header)
 			reqs := authz.requests()
 			if len(reqs) != 1 {
 				t.Fatalf("ext_authz called %d times, want 1", len(reqs))
@@ -279,23 +321,47 @@ func TestCheckRequestShape(t *testing.T) {
 			if tt.wantReqID == "" && !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(id) {
 				t.Errorf("generated id = %q, want 32 hex digits", id)
 			}
-			u, _ := url.Parse(tt.target)
-			wantHeaders := map[string]string{
-				":authority":   u.Host,
-				":method":      "POST",
-				":path":        u.RequestURI(),
-				":scheme":      tt.scheme,
-				"x-request-id": id,
+			u, _ := neturl.Parse(tt.target)
+			wantLines := map[string][]string{
+				":authority":   {u.Host},
+				":method":      {"POST"},
+				":path":        {u.RequestURI()},
+				":scheme":      {tt.scheme},
+				"x-request-id": {id},
+			}
+			for k, vs := range client {
+				wantLines[k] = vs
 			}
 			for k, vs := range tt.header {
-				wantHeaders[strings.ToLower(k)] = strings.Join(vs, ",")
+				wantLines[strings.ToLower(k)] = vs
 			}
-			if diff := cmp.Diff(wantHeaders, h.GetHeaders()); diff != "" {
-				t.Errorf("headers (-want +got):\n%s", diff)
+			if tt.raw {
+				// Envoy's encode_raw_headers: key and raw_value, one entry per line.
+				got := map[string][]string{}
+				for _, hv := range h.GetHeaderMap().GetHeaders() {
+					if hv.GetValue() != "" {
+						t.Errorf("header_map %s has value %q; only raw_value is set", hv.GetKey(), hv.GetValue())
+					}
+					got[hv.GetKey()] = append(got[hv.GetKey()], string(hv.GetRawValue()))
+				}
+				if diff := cmp.Diff(wantLines, got); diff != "" {
+					t.Errorf("header_map (-want +got):\n%s", diff)
+				}
+				if len(h.GetHeaders()) != 0 {
+					t.Errorf("headers = %v, want none beside header_map", h.GetHeaders())
+				}
+			} else {
+				wantHeaders := map[string]string{}
+				for k, vs := range wantLines {
+					wantHeaders[k] = strings.Join(vs, ",")
+				}
+				if diff := cmp.Diff(wantHeaders, h.GetHeaders()); diff != "" {
+					t.Errorf("headers (-want +got):\n%s", diff)
+				}
 			}
 			want := map[string]string{
 				"method": "POST", "path": u.RequestURI(), "host": u.Host, "scheme": tt.scheme, "protocol": "HTTP/1.1",
-				"source": "192.0.2.1:1234", "config_id": "ns.auth",
+				"source": source, "config_id": "ns.auth",
 			}
 			sa := reqs[0].GetAttributes().GetSource().GetAddress().GetSocketAddress()
 			got := map[string]string{
@@ -310,6 +376,62 @@ func TestCheckRequestShape(t *testing.T) {
 	}
 }
 
+// sendOnce serves cfg on the HTTP listener, or on the HTTPS one with a certificate for
+// target's host, sends one request and returns the client's address as the gateway saw
+// it (the local address of the client's connection).
+func sendOnce(t *testing.T, authz *authzServer, cfg gwConfig, https bool, method, target string, header http.Header) string {
+	t.Helper()
+	u, err := neturl.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, scheme := devgateway.HTTPPort, "http"
+	res := gatewayResources(t, authz, cfg, https)
+	tr := &http.Transport{}
+	if https {
+		port, scheme = devgateway.HTTPSPort, "https"
+		cert, chain, key := selfSigned(t, u.Hostname())
+		res = append(res, tlsSecret("cert", chain, key))
+		pool := x509.NewCertPool()
+		pool.AddCert(cert)
+		tr.TLSClientConfig = &tls.Config{ServerName: u.Hostname(), RootCAs: pool}
+	}
+	p := devgateway.NewProxy(devgateway.ProxyOptions{Log: newTestLog(t)})
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Serve(ctx, port, lis) }()
+	t.Cleanup(func() { cancel(); <-done; p.Close() })
+	feed(t, p, res...)
+
+	var local string
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			local = c.LocalAddr().String()
+		}
+		return c, err
+	}
+	defer tr.CloseIdleConnections()
+	req, err := http.NewRequest(method, scheme+"://"+lis.Addr().String()+u.RequestURI(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = u.Host
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	resp, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return local
+}
+
 // echoUpstream starts the echo service and returns its address.
 func echoUpstream(t *testing.T, wrap func(http.Handler) http.Handler) string {
 	t.Helper()
@@ -320,14 +442,6 @@ func echoUpstream(t *testing.T, wrap func(http.Handler) http.Handler) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.Listener.Addr().String()
-}
-
-// gatewayServer serves gw over real HTTP.
-func gatewayServer(t *testing.T, gw http.Handler) string {
-	t.Helper()
-	srv := httptest.NewServer(gw)
-	t.Cleanup(srv.Close)
-	return srv.URL
 }
 
 func do(t *testing.T, method, url, host string, header http.Header) (*http.Response, []byte) {
@@ -369,7 +483,7 @@ func TestProxying(t *testing.T) {
 			h.ServeHTTP(w, r)
 		})
 	})
-	cfg := devgateway.Config{
+	cfg := gwConfig{
 		Clusters: []*clusterv3.Cluster{cluster(t, "echo", upstream), cluster(t, "down", "127.0.0.1:1")},
 		Routes: &routev3.RouteConfiguration{VirtualHosts: []*routev3.VirtualHost{vhost("v", []string{"*"},
 			openRoute(t, "/public", "echo"),
@@ -390,8 +504,8 @@ func TestProxying(t *testing.T) {
 		hvo("cache-control", "no-store", overwrite),
 		hvo("x-served-by", "gatehouse", overwrite),
 	}
-	authz := &fakeAuthz{answer: func(context.Context, *authv3.CheckRequest) (*authv3.CheckResponse, error) { return allow, nil }}
-	url := gatewayServer(t, newGateway(t, authz, cfg))
+	authz := &authzServer{answer: func(context.Context, *authv3.CheckRequest) (*authv3.CheckResponse, error) { return allow, nil }}
+	url := startGateway(t, authz, cfg)
 	sent := http.Header{
 		"X-User": {"mallory"}, "X-Trace": {"client"}, "X-Default": {"client"}, "Cookie": {"session=1"},
 		"X-Internal": {"yes"}, "Authorization": {"Bearer t"}, "X-Request-Id": {"rid-1"},
@@ -494,7 +608,7 @@ func TestDenied(t *testing.T) {
 			h.ServeHTTP(w, r)
 		})
 	})
-	cfg := devgateway.Config{
+	cfg := gwConfig{
 		CheckTimeout: 50 * time.Millisecond,
 		Clusters:     []*clusterv3.Cluster{cluster(t, "echo", upstream)},
 		Routes: &routev3.RouteConfiguration{VirtualHosts: []*routev3.VirtualHost{vhost("v", []string{"*"},
@@ -571,8 +685,8 @@ func TestDenied(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			authz := &fakeAuthz{answer: tt.answer}
-			url := gatewayServer(t, newGateway(t, authz, cfg))
+			authz := &authzServer{answer: tt.answer}
+			url := startGateway(t, authz, cfg)
 			client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 			req, _ := http.NewRequest("GET", url+"/secret", nil)
 			resp, err := client.Do(req)
@@ -606,11 +720,10 @@ func TestRoundRobin(t *testing.T) {
 		t.Cleanup(srv.Close)
 		addrs = append(addrs, srv.Listener.Addr().String())
 	}
-	gw := newGateway(t, &fakeAuthz{}, devgateway.Config{
+	url := startGateway(t, nil, gwConfig{
 		Clusters: []*clusterv3.Cluster{cluster(t, "two", addrs...)},
 		Routes:   &routev3.RouteConfiguration{VirtualHosts: []*routev3.VirtualHost{vhost("v", []string{"*"}, openRoute(t, "/", "two"))}},
 	})
-	url := gatewayServer(t, gw)
 	var got []string
 	for range 4 {
 		_, body := do(t, "GET", url+"/", "x", nil)
@@ -621,45 +734,45 @@ func TestRoundRobin(t *testing.T) {
 	}
 }
 
+// TestUpdate: nothing is served before a config; a route configuration with a route the
+// gateway cannot honour is refused, naming it, and the previous one keeps serving; a new
+// route configuration replaces the old one whole.
 func TestUpdate(t *testing.T) {
 	upstream := echoUpstream(t, nil)
-	authz := &fakeAuthz{}
-	gw := devgateway.New(authz, zerolog.New(zerolog.TestWriter{T: t}))
-	url := gatewayServer(t, gw)
+	authz := &authzServer{}
+	p, url := newProxy(t)
 
-	// Before any config: nothing is routed.
-	if resp, _ := do(t, "GET", url+"/", "x", nil); resp.StatusCode != http.StatusNotFound {
-		t.Errorf("status before Update = %d, want 404", resp.StatusCode)
+	if resp, _ := do(t, "GET", url+"/", "x", nil); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("status before any config = %d, want 503", resp.StatusCode)
 	}
-
-	bad := &routev3.Route{
-		Name:   "regex",
-		Match:  &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Path{Path: "/exact"}},
-		Action: &routev3.Route_Route{Route: &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: "echo"}}},
+	first := gwConfig{
+		Clusters: []*clusterv3.Cluster{cluster(t, "echo", upstream), cluster(t, "down", closedAddr(t))},
+		Routes:   &routev3.RouteConfiguration{VirtualHosts: []*routev3.VirtualHost{vhost("v", []string{"*"}, openRoute(t, "/", "echo"))}},
 	}
-	err := gw.Update(devgateway.Config{
-		Clusters: []*clusterv3.Cluster{cluster(t, "echo", upstream), {Name: "empty"}},
-		Routes: &routev3.RouteConfiguration{VirtualHosts: []*routev3.VirtualHost{vhost("v", []string{"*"},
-			bad,
-			openRoute(t, "/gone", "missing"),
-			openRoute(t, "/", "echo"),
-		)}},
-	})
-	wantErrs := []string{
-		"cluster empty: no endpoints",
-		"virtual host v: route regex: only prefix matching is supported",
-		`virtual host v: route /gone: unknown cluster "missing"`,
-	}
-	if err == nil {
-		t.Fatalf("Update = nil, want %q", wantErrs)
-	}
-	if diff := cmp.Diff(wantErrs, strings.Split(err.Error(), "\n")); diff != "" {
-		t.Errorf("Update errors (-want +got):\n%s", diff)
-	}
-	// What compiled serves: /gone falls through to "/".
+	feed(t, p, gatewayResources(t, authz, first, false)...)
 	resp, body := do(t, "GET", url+"/gone", "x", nil)
 	if resp.StatusCode != http.StatusOK || echoed(t, body).Path != "/gone" {
-		t.Errorf("after a partial Update: %d %s", resp.StatusCode, body)
+		t.Errorf("first config: %d %s", resp.StatusCode, body)
+	}
+
+	bad := openRoute(t, "/gone", "down")
+	bad.Match = &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_SafeRegex{SafeRegex: &matcherv3.RegexMatcher{Regex: "/gone.*"}}}
+	refused := &routev3.RouteConfiguration{Name: "http", VirtualHosts: []*routev3.VirtualHost{vhost("v", []string{"*"}, bad, openRoute(t, "/", "echo"))}}
+	err := p.Handle(resourcev3.RouteType, set(t, refused))
+	if err == nil || !strings.Contains(err.Error(), "route config http") || !strings.Contains(err.Error(), "virtual_hosts[0].routes[0].match") {
+		t.Errorf("Handle(a regex route) = %v, want the route config and the match named", err)
+	}
+	if resp, body := do(t, "GET", url+"/gone", "x", nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("after a refused update the previous config must serve: %d %s", resp.StatusCode, body)
+	}
+
+	next := &routev3.RouteConfiguration{Name: "http", VirtualHosts: []*routev3.VirtualHost{vhost("v", []string{"*"},
+		openRoute(t, "/gone", "down"), openRoute(t, "/", "echo"))}}
+	if err := p.Handle(resourcev3.RouteType, set(t, next)); err != nil {
+		t.Fatal(err)
+	}
+	if resp, body := do(t, "GET", url+"/gone", "x", nil); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("after the update /gone goes to the down cluster: %d %s", resp.StatusCode, body)
 	}
 	if n := len(authz.requests()); n != 0 {
 		t.Errorf("ext_authz called %d times on open routes", n)

@@ -46,6 +46,9 @@ type authzFilter struct {
 	// because ext_authz failed (failure_mode_allow_header_add).
 	failureHeader bool
 	statusOnError int
+	// rawHeaders sends the headers as Envoy does with encode_raw_headers: in
+	// header_map, one entry per header line, values as raw bytes, never joined.
+	rawHeaders bool
 }
 
 type vhost struct {

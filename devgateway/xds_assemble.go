@@ -136,6 +136,7 @@ func (p *Proxy) assemble(l *listenerSpec) (*listenerTable, []string) {
 			t.authz = &authzFilter{
 				client: &clusterAuthz{name: a.cluster, up: t.clusters[a.cluster], pool: p.pool}, timeout: a.timeout,
 				failureModeAllow: a.failureAllow, failureHeader: a.failureHeader, statusOnError: a.statusOnError,
+				rawHeaders: a.rawHeaders,
 			}
 		}
 		t.hosts = rs.vhosts(authzName)

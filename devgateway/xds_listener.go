@@ -43,6 +43,7 @@ type authzSpec struct {
 	failureAllow  bool
 	failureHeader bool
 	statusOnError int
+	rawHeaders    bool // encode_raw_headers: send header_map with raw values
 }
 
 func parseListener(l *listenerv3.Listener, pr *problems) *listenerSpec {
@@ -226,7 +227,7 @@ func parseExtAuthz(f *hcmv3.HttpFilter, path string, pr *problems) *authzSpec {
 		return nil
 	}
 	pr.only(&e, path, "grpc_service", "transport_api_version", "failure_mode_allow", "failure_mode_allow_header_add",
-		"status_on_error", "stat_prefix", "include_peer_certificate")
+		"status_on_error", "stat_prefix", "include_peer_certificate", "encode_raw_headers")
 	if v := e.GetTransportApiVersion(); v != corev3.ApiVersion_V3 && v != corev3.ApiVersion_AUTO {
 		pr.addf(join(path, "transport_api_version"), "%s is not supported (V3 only)", v)
 	}
@@ -245,7 +246,7 @@ func parseExtAuthz(f *hcmv3.HttpFilter, path string, pr *problems) *authzSpec {
 	s := &authzSpec{
 		name: f.GetName(), cluster: eg.GetClusterName(), timeout: DefaultCheckTimeout,
 		failureAllow: e.GetFailureModeAllow(), failureHeader: e.GetFailureModeAllowHeaderAdd(),
-		statusOnError: http.StatusForbidden,
+		statusOnError: http.StatusForbidden, rawHeaders: e.GetEncodeRawHeaders(),
 	}
 	if g.GetTimeout() != nil {
 		s.timeout = g.GetTimeout().AsDuration()

@@ -22,7 +22,8 @@ const (
 
 // EnvoyListener builds the listener of l: an HTTP connection manager taking route
 // configuration l.RouteConfig over ADS, with ext_authz (when ext is set) then router.
-// ext_authz fails closed: a check that errors or times out denies.
+// ext_authz fails closed: a check that errors or times out denies; it sends headers in
+// their raw form (encode_raw_headers).
 func EnvoyListener(l *Listener, ext *Extauthz) *listenerv3.Listener {
 	var filters []*hcmv3.HttpFilter
 	if ext != nil {
@@ -35,6 +36,10 @@ func EnvoyListener(l *Listener, ext *Extauthz) *listenerv3.Listener {
 				}},
 				FailureModeAllow:    false,
 				TransportApiVersion: corev3.ApiVersion_V3,
+				// Header values as sent, repeated headers apart (header_map with
+				// raw_value) rather than sanitized and comma-joined: extauth reads both,
+				// and Envoy recommends this form.
+				EncodeRawHeaders: true,
 			})},
 		})
 	}
