@@ -33,6 +33,9 @@ type Options struct {
 	Contract *Contract
 	// Warn, if set, is told the warnings of every plugin file that is opened.
 	Warn func(file string, warnings []Finding)
+	// Opened, if set, is told every plugin content this process opens, and how many
+	// it has opened in all (LoadedVersions): none is ever unloaded.
+	Opened func(file, sha256 string, versions int)
 }
 
 // Loader opens plugins from one directory.
@@ -44,6 +47,10 @@ type Loader struct {
 	mu       sync.Mutex
 	refused  map[string]error     // by sha256: content that will never load here
 	inflight map[string]chan bool // by sha256: checks under way
+
+	lockOnce sync.Once
+	lock     *os.File // the private directory's lock, held while the process lives
+	lockErr  error
 }
 
 // opened is a plugin this process opened.
@@ -72,7 +79,7 @@ func New(dir string) *Loader { return NewWithOptions(dir, Options{}) }
 // NewWithOptions returns a Loader for the plugin directory dir.
 func NewWithOptions(dir string, o Options) *Loader {
 	if o.PrivateDir == "" {
-		o.PrivateDir = filepath.Join(os.TempDir(), fmt.Sprintf("gatehouse-plugins-%d", os.Getpid()))
+		o.PrivateDir = filepath.Join(os.TempDir(), fmt.Sprintf("%s%d", privatePrefix, os.Getpid()))
 	}
 	return &Loader{
 		dir: dir, opts: o, check: Checker{Contract: o.Contract, Trial: o.Trial},

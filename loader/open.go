@@ -77,9 +77,13 @@ func (l *Loader) open(path, sum, copyPath string, pf *PluginFile, warnings []Fin
 			}
 		}
 	}
+	versions := len(loaded.byHash)
 	loaded.mu.Unlock()
 	if l.opts.Warn != nil && len(warnings) > 0 {
 		l.opts.Warn(path, warnings)
+	}
+	if l.opts.Opened != nil {
+		l.opts.Opened(path, sum, versions)
 	}
 	return o, nil
 }
@@ -129,8 +133,8 @@ func (l *Loader) hostHashes() map[string]string {
 // name is the content, so an existing file is never rewritten.
 func (l *Loader) writeCopy(sum string, data []byte) (string, error) {
 	dir := l.opts.PrivateDir
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("creating the private plugin directory: %w", err)
+	if err := l.lockPrivateDir(dir); err != nil {
+		return "", err
 	}
 	dst := filepath.Join(dir, sum+".so")
 	if _, err := os.Stat(dst); err == nil {

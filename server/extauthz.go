@@ -10,6 +10,7 @@ import (
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"github.com/rs/zerolog"
+	"google.golang.org/grpc/health"
 
 	"gatehouse.dev/gatehouse/pluginapi"
 	"gatehouse.dev/gatehouse/server/chain"
@@ -29,6 +30,7 @@ type Authorizer struct {
 	// every one.
 	unknown  zerolog.Logger
 	inflight inflight
+	health   *health.Server // set by NewGRPCServer
 }
 
 // NewAuthorizer returns the ext_authz service for reg. metrics may be nil.

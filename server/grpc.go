@@ -18,6 +18,18 @@ func NewGRPCServer(a *Authorizer, opts ...grpc.ServerOption) *grpc.Server {
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(authv3.Authorization_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(s, hs)
+	a.health = hs
 	reflection.Register(s)
 	return s
+}
+
+// SetNotServing makes gRPC health checking report NOT_SERVING, for the server and the
+// ext_authz service, while Checks are still answered: the way to have an orchestrator
+// take the process out of rotation and replace it (see the plugin version limit).
+func (a *Authorizer) SetNotServing() {
+	if a.health == nil {
+		return
+	}
+	a.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	a.health.SetServingStatus(authv3.Authorization_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/server/chain"
 )
 
@@ -46,7 +47,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "gatehouse_extauth_abandoned_step_calls",
 		Help: "Step calls, over every step, that passed their deadline and have not returned yet.",
 	}, func() float64 { return float64(chain.Abandoned()) })
-	reg.MustRegister(m.checks, m.status, m.source, abandoned, stuckCollector{})
+	versions := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "gatehouse_extauth_plugin_versions_loaded",
+		Help: "Plugin contents (distinct sha256) this process opened; Go cannot unload a plugin, so each stays in memory (a few MB) until the process ends.",
+	}, func() float64 { return float64(loader.LoadedVersions()) })
+	reg.MustRegister(m.checks, m.status, m.source, abandoned, versions, stuckCollector{})
 	return m
 }
 

@@ -39,6 +39,7 @@ const (
 
 type extauthOptions struct {
 	config, xds, pluginDir, listen, admin string
+	maxPluginVersions                     int
 }
 
 func (o *extauthOptions) bind(cmd *cobra.Command, listenFlag string) {
@@ -52,6 +53,7 @@ func (o *extauthOptions) bind(cmd *cobra.Command, listenFlag string) {
 	}
 	cmd.Flags().StringVar(&o.pluginDir, "plugin-dir", dir, "folder of plugin .so files (env GATEHOUSE_PLUGIN_DIR)")
 	cmd.Flags().StringVar(&o.listen, listenFlag, defaultExtauthListen, "ext_authz gRPC address")
+	cmd.Flags().IntVar(&o.maxPluginVersions, "max-plugin-versions", 0, "past this many plugin versions loaded (none is ever unloaded), report NOT_SERVING to gRPC health checks so the orchestrator replaces the process; 0: never")
 	cmd.Flags().StringVar(&o.admin, "admin-listen", admin, "admin HTTP address for /metrics, /logging, /debug/pprof, /auth-configs (on by default at "+defaultAdminListen+" when START_STATS_SERVER=true)")
 }
 
@@ -141,16 +143,18 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 	}
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	removeStalePluginCopies(log)
+	var authz *server.Authorizer // for the Opened hook, set below
 	plugins := loader.NewWithOptions(o.pluginDir, loader.Options{Warn: func(file string, ws []loader.Finding) {
 		for _, w := range ws {
 			log.Warn().Str("file", file).Str("check", w.Check).Str("host", w.Host).Str("plugin", w.Plugin).
 				Str("detail", w.Detail).Msg("plugin loads, with a difference from the host build")
 		}
-	}})
+	}, Opened: pluginOpened(log, o.maxPluginVersions, func() { authz.SetNotServing() })})
 	b := extauthBuilder(log, plugins)
 	reg := server.NewRegistry(b.Build, log)
 	m := server.NewMetrics(promReg)
-	authz := server.NewAuthorizer(reg, log, m)
+	authz = server.NewAuthorizer(reg, log, m)
 	return &extauth{
 		log: log, o: o, reg: reg, plugins: plugins, metrics: m, gatherer: promReg, lis: lis,
 		grpc: server.NewGRPCServer(authz), authz: authz,
