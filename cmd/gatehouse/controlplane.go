@@ -19,6 +19,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/pipeline"
 	"gatehouse.dev/gatehouse/controlplane/snapshots"
 	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/translate"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/logging"
 )
@@ -29,7 +30,7 @@ const (
 )
 
 type controlplaneOptions struct {
-	resources, xdsListen, admin string
+	resources, xdsListen, admin, devAdmin string
 }
 
 func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
@@ -64,6 +65,7 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.resources, "resources", "", "folder of resource YAML files (watched)")
 	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", defaultXDSListen, "xDS (ADS) gRPC address")
+	cmd.Flags().StringVar(&o.devAdmin, "dev-admin-listen", defaultDevAdmin, "the deprecated developer API's address, served only while Settings spec.devMode is true (empty: never)")
 	cmd.Flags().StringVar(&o.admin, "admin-listen", admin, "admin HTTP address (empty: off; off by default when START_STATS_SERVER=false)")
 	return cmd
 }
@@ -77,6 +79,8 @@ type controlplane struct {
 	lis      net.Listener
 	gatherer prometheus.Gatherer
 	metrics  *snapshots.Metrics
+	// onSettings, when set before serve, follows the Settings in effect.
+	onSettings func(translate.Settings)
 }
 
 func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error) {
@@ -88,7 +92,11 @@ func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer()}
 	cp.xds = xds.NewServer(xds.Options{Log: log, Registerer: promReg, OnNack: func(n xds.Nack) { cp.pipeline.RecordNack(n) }})
-	cp.pipeline = pipeline.New(pipeline.Options{Log: log, Publish: cp.xds.Publish})
+	cp.pipeline = pipeline.New(pipeline.Options{Log: log, Publish: cp.xds.Publish, OnSettings: func(s translate.Settings) {
+		if cp.onSettings != nil {
+			cp.onSettings(s)
+		}
+	}})
 	cp.metrics = snapshots.NewMetrics(promReg, cp.pipeline.Stages)
 	cp.xds.Register(cp.grpc)
 	return cp, nil
@@ -123,6 +131,11 @@ func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOpti
 		return err
 	}
 	g, ctx := errgroup.WithContext(ctx)
+	if o.devAdmin != "" {
+		d := newDevAdmin(log, o.devAdmin, cp.snapshotOptions())
+		cp.onSettings = d.settings
+		defer d.close()
+	}
 	cp.serve(ctx, g, src)
 	if o.admin != "" {
 		serveHTTP(ctx, g, log, "admin", o.admin, controlplaneAdmin(cp))

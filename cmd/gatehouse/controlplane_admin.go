@@ -39,7 +39,7 @@ func controlplaneAdmin(cp *controlplane) http.Handler {
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
 		snapshots.WriteJSON(w, http.StatusOK, versionBody{Version: version.Version})
 	})
-	snapshots.Register(mux, snapshots.Options{Stages: cp.pipeline.Stages, Clients: cp.xds.Clients, Version: cp.xds.Version})
+	snapshots.Register(mux, cp.snapshotOptions())
 	mux.HandleFunc("GET /statuses", func(w http.ResponseWriter, _ *http.Request) {
 		edge := cp.pipeline.Stages().Edge
 		w.Header().Set("Content-Type", "application/json")
@@ -68,4 +68,9 @@ func registerPprof(mux *http.ServeMux) {
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+}
+
+// snapshotOptions are where the snapshot views of cp read from.
+func (cp *controlplane) snapshotOptions() snapshots.Options {
+	return snapshots.Options{Stages: cp.pipeline.Stages, Clients: cp.xds.Clients, Version: cp.xds.Version}
 }
