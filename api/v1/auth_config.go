@@ -22,10 +22,15 @@ type AuthStep struct {
 
 // PluginAuth runs a compiled Go plugin.
 type PluginAuth struct {
-	Name               string          `json:"name"`
-	PluginFileName     string          `json:"pluginFileName,omitempty"`
-	ExportedSymbolName string          `json:"exportedSymbolName,omitempty"`
-	Config             json.RawMessage `json:"config,omitempty"`
+	Name               string `json:"name"`
+	PluginFileName     string `json:"pluginFileName,omitempty"`
+	ExportedSymbolName string `json:"exportedSymbolName,omitempty"`
+	// Config is the plugin's own configuration, decoded strictly into its type.
+	//
+	// +kubebuilder:validation:Schemaless
+	// +kubebuilder:validation:Type=object
+	// +kubebuilder:pruning:PreserveUnknownFields
+	Config json.RawMessage `json:"config,omitempty"`
 }
 
 // FileName is pluginFileName, defaulting to "<name>.so".

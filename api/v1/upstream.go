@@ -30,6 +30,12 @@ type KubeUpstream struct {
 	ServiceName      string `json:"serviceName"`
 	ServiceNamespace string `json:"serviceNamespace"`
 	ServicePort      int    `json:"servicePort"`
+	// Selector is the Service's pod selector, as discovery found it (informational).
+	Selector map[string]string `json:"selector,omitempty"`
+
+	// Endpoints are the ready endpoints of the Service port. The Kubernetes source fills
+	// them in from EndpointSlices; they are never read from a document.
+	Endpoints []Host `json:"-"`
 }
 
 // Settings configures the gateway as a whole.
@@ -43,7 +49,23 @@ type Settings struct {
 type SettingsSpec struct {
 	Extauth *ExtauthSettings `json:"extauth,omitempty"`
 	DevMode bool             `json:"devMode,omitempty"`
+	// Discovery shapes Kubernetes service discovery; it is on for every namespace the
+	// control plane watches unless this says otherwise.
+	Discovery *DiscoverySettings `json:"discovery,omitempty"`
 }
+
+// DiscoverySettings turn Kubernetes service discovery off or limit it.
+type DiscoverySettings struct {
+	// Enabled is true when unset.
+	Enabled *bool `json:"enabled,omitempty"`
+	// Namespaces limits discovery to these namespaces (all watched ones when empty).
+	Namespaces []string `json:"namespaces,omitempty"`
+	// Labels limits discovery to the Services carrying all of these labels.
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// On says whether discovery runs.
+func (d *DiscoverySettings) On() bool { return d == nil || d.Enabled == nil || *d.Enabled }
 
 // ExtauthSettings configure the ext_authz filter and server.
 type ExtauthSettings struct {
