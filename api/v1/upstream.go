@@ -34,7 +34,8 @@ type KubeUpstream struct {
 	Selector map[string]string `json:"selector,omitempty"`
 
 	// Endpoints are the ready endpoints of the Service port. The Kubernetes source fills
-	// them in from EndpointSlices; they are never read from a document.
+	// them in from EndpointSlices (never nil, then); they are never read from a document,
+	// and nil means no discovery ran.
 	Endpoints []Host `json:"-"`
 }
 

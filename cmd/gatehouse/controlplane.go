@@ -35,8 +35,9 @@ type controlplaneOptions struct {
 
 func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 	var o controlplaneOptions
+	var ko kubeOptions
 	cmd := &cobra.Command{
-		Use:   "controlplane --resources DIR",
+		Use:   "controlplane --resources DIR | --kube",
 		Short: "Serve resources from a folder to Envoy and extauth over xDS (ADS)",
 		Long: "Reads AuthConfig, VirtualService, Upstream, Secret and Settings resources from --resources\n" +
 			"(watched; every *.yaml and *.yml file), gives each a status, and serves Envoy's listeners,\n" +
@@ -47,12 +48,19 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 			"/debug/pprof/) binds loopback unless told otherwise: it shows config (secrets redacted).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.resources == "" {
-				return exit(2, errors.New("controlplane: --resources is required"))
+			if (o.resources == "") == !ko.enabled {
+				return exit(2, errors.New("controlplane: one of --resources and --kube is required"))
 			}
 			log, err := logging.New(stderr, "controlplane")
 			if err != nil {
 				return exit(2, err)
+			}
+			if ko.enabled {
+				src, err := newKubeSource(log, ko)
+				if err != nil {
+					return exit(2, err)
+				}
+				return runControlplane(cmd.Context(), log, o, src)
 			}
 			return runControlplane(cmd.Context(), log, o, &source.Dir{Path: o.resources, Log: log})
 		},
@@ -67,6 +75,7 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", defaultXDSListen, "xDS (ADS) gRPC address")
 	cmd.Flags().StringVar(&o.devAdmin, "dev-admin-listen", defaultDevAdmin, "the deprecated developer API's address, served only while Settings spec.devMode is true (empty: never)")
 	cmd.Flags().StringVar(&o.admin, "admin-listen", admin, "admin HTTP address (empty: off; off by default when START_STATS_SERVER=false)")
+	addKubeFlags(cmd, &ko)
 	return cmd
 }
 
@@ -129,6 +138,9 @@ func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOpti
 	cp, err := newControlplane(log, o.xdsListen)
 	if err != nil {
 		return err
+	}
+	if b, ok := src.(interface{ BindPipeline(*pipeline.Pipeline) }); ok {
+		b.BindPipeline(cp.pipeline) // the Kubernetes source writes the statuses back
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	if o.devAdmin != "" {

@@ -49,7 +49,7 @@ func EnvoyCluster(c *Cluster, http2 bool) (*clusterv3.Cluster, *endpointv3.Clust
 		out.TypedExtensionProtocolOptions = map[string]*anypb.Any{HTTPProtocolOptionsKey: opts}
 	}
 	cla := &endpointv3.ClusterLoadAssignment{ClusterName: c.Name, Endpoints: []*endpointv3.LocalityLbEndpoints{{LbEndpoints: lbEndpoints(c.Hosts)}}}
-	if !c.IPOnly() {
+	if !c.Discovered && !c.IPOnly() {
 		out.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS}
 		out.DnsLookupFamily = clusterv3.Cluster_V4_PREFERRED
 		out.LoadAssignment = cla

@@ -61,6 +61,9 @@ type Cluster struct {
 	Name  string `json:"name"`
 	Hash  string `json:"-"`
 	Hosts []Host `json:"hosts"`
+	// Discovered says the hosts are a Kubernetes Service's ready endpoints (possibly
+	// none): always served over EDS.
+	Discovered bool `json:"discovered,omitempty"`
 }
 
 // Host is one endpoint of a Cluster.

@@ -14,10 +14,19 @@ func ClusterOf(u *apiv1.Upstream, hash string) (*Cluster, error) {
 	c := &Cluster{Name: ClusterName(u.Metadata.ID()), Hash: hash}
 	st := u.Spec.Static
 	switch {
-	case st == nil && u.Spec.Kube != nil:
-		errs.add("spec.kube", "not supported yet (discovery comes with the Kubernetes source); use spec.static")
+	case st != nil && u.Spec.Kube != nil:
+		errs.add("spec", "names both static and kube; an upstream is one kind")
+	case u.Spec.Kube != nil && u.Spec.Kube.Endpoints == nil:
+		errs.add("spec.kube", "is served only by the Kubernetes source (gatehouse controlplane --kube), which discovers its endpoints; use spec.static")
+	case u.Spec.Kube != nil:
+		// The Kubernetes source fills in the ready endpoints; they are IPs, so the
+		// cluster is an EDS cluster and an endpoint change touches its EDS only.
+		c.Discovered = true
+		for _, h := range u.Spec.Kube.Endpoints {
+			c.Hosts = append(c.Hosts, Host{Addr: h.Addr, Port: uint32(h.Port)})
+		}
 	case st == nil:
-		errs.add("spec.static", "is required (the only upstream kind served without Kubernetes discovery)")
+		errs.add("spec.static", "is required (or spec.kube, with the Kubernetes source)")
 	default:
 		if len(st.Hosts) == 0 {
 			errs.add("spec.static.hosts", "at least one host is required")

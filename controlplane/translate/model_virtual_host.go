@@ -84,8 +84,9 @@ func modelDestination(vh *VirtualHost, ns string, ra *apiv1.RouteAction, path st
 		if kns == "" {
 			kns = ns
 		}
-		// Discovered upstreams are named <namespace>-<service>-<port> in the service's namespace.
-		id = fmt.Sprintf("%s.%s-%s-%d", kns, kns, d.Kube.Ref.Name, d.Kube.Ref.Port)
+		// Discovered upstreams are named <namespace>-<service>-<port> (sanitized, at most
+		// 63 characters) in the service's namespace.
+		id = kns + "." + apiv1.KubeUpstreamName(kns, d.Kube.Ref.Name, d.Kube.Ref.Port)
 		path += ".single.kube.ref"
 	default:
 		errs.add(path+".single", "names neither upstream nor kube")

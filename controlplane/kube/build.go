@@ -1,0 +1,78 @@
+package kube
+
+import (
+	"slices"
+
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/controlplane/source"
+)
+
+// build makes one complete Input of what the informers hold.
+func (s *Source) build() *source.Input {
+	in := &source.Input{Source: s.Name()}
+	gens := map[source.Key]int64{}
+	live := map[source.Key]bool{}
+	var settings []*apiv1.Settings
+	userUpstreams := map[string]bool{} // "<namespace>.<name>"
+	for _, k := range Kinds {
+		for _, u := range s.inf.customResources(k.GVR) {
+			res, gen, problem := s.convert(k, u)
+			if problem != nil {
+				in.Problems = append(in.Problems, *problem)
+			}
+			if res == nil {
+				continue
+			}
+			live[res.Key()] = true
+			gens[res.Key()] = gen
+			switch obj := res.Object.(type) {
+			case *apiv1.Settings:
+				settings = append(settings, obj)
+			case *apiv1.Upstream:
+				userUpstreams[res.ID()] = true
+				if obj.Spec.Kube != nil {
+					r := s.withEndpoints(*res, obj)
+					res = &r
+				}
+			}
+			in.Resources = append(in.Resources, *res)
+		}
+	}
+	for key := range s.converted {
+		if !live[key] {
+			delete(s.converted, key) // deleted from the cluster
+		}
+	}
+	for _, sec := range s.inf.secretList() {
+		in.Resources = append(in.Resources, secretResource(sec))
+	}
+	in.Resources = append(in.Resources, s.discover(discoverySettings(settings), userUpstreams)...)
+	slices.SortStableFunc(in.Resources, func(a, b source.Resource) int { return a.Key().Compare(b.Key()) })
+	s.mu.Lock()
+	s.generations, s.last = gens, in
+	s.mu.Unlock()
+	return in
+}
+
+// discoverySettings are those of the Settings that applies: the first in
+// namespace/name order, as validation picks it.
+func discoverySettings(all []*apiv1.Settings) *apiv1.DiscoverySettings {
+	var first *apiv1.Settings
+	for _, st := range all {
+		if first == nil || st.Metadata.ID() < first.Metadata.ID() {
+			first = st
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return first.Spec.Discovery
+}
+
+// Generation returns the metadata.generation of the version of key in the last Input.
+func (s *Source) Generation(key source.Key) (int64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.generations[key]
+	return g, ok
+}

@@ -1,0 +1,165 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+)
+
+// kind is one custom resource kind the source reads.
+type kind struct {
+	APIVersion, Kind string
+	GVR              schema.GroupVersionResource
+}
+
+// Kinds are the custom resources read, in the order of Input (apiVersion, kind).
+var Kinds = []kind{
+	{apiv1.CoreAPIVersion, apiv1.KindSettings, schema.GroupVersionResource{Group: "core.gatehouse.dev", Version: "v1", Resource: "settings"}},
+	{apiv1.CoreAPIVersion, apiv1.KindUpstream, schema.GroupVersionResource{Group: "core.gatehouse.dev", Version: "v1", Resource: "upstreams"}},
+	{apiv1.AuthConfigAPIVersion, apiv1.KindAuthConfig, schema.GroupVersionResource{Group: "enterprise.gateway.gatehouse.dev", Version: "v1", Resource: "authconfigs"}},
+	{apiv1.VirtualServiceAPIVersion, apiv1.KindVirtualService, schema.GroupVersionResource{Group: "gateway.gatehouse.dev", Version: "v1", Resource: "virtualservices"}},
+}
+
+// serviceIndex indexes EndpointSlices by "<namespace>/<service>".
+const serviceIndex = "service"
+
+// informers are the shared informers of every watched namespace.
+type informers struct {
+	crs       map[schema.GroupVersionResource][]cache.SharedIndexInformer
+	secrets   []cache.SharedIndexInformer
+	services  []cache.SharedIndexInformer
+	slices    []cache.SharedIndexInformer
+	hasSynced []cache.InformerSynced
+}
+
+func startInformers(ctx context.Context, o Options, notify func()) (*informers, error) {
+	namespaces := o.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	inf := &informers{crs: map[schema.GroupVersionResource][]cache.SharedIndexInformer{}}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify() },
+		UpdateFunc: func(any, any) { notify() },
+		DeleteFunc: func(any) { notify() },
+	}
+	add := func(i cache.SharedIndexInformer) (cache.SharedIndexInformer, error) {
+		if _, err := i.AddEventHandler(handler); err != nil {
+			return nil, fmt.Errorf("kube: %w", err)
+		}
+		inf.hasSynced = append(inf.hasSynced, i.HasSynced)
+		return i, nil
+	}
+	for _, ns := range namespaces {
+		dyn := dynamicinformer.NewFilteredDynamicSharedInformerFactory(o.Dynamic, 0, ns, nil)
+		for _, k := range Kinds {
+			i, err := add(dyn.ForResource(k.GVR).Informer())
+			if err != nil {
+				return nil, err
+			}
+			inf.crs[k.GVR] = append(inf.crs[k.GVR], i)
+		}
+		typed := kubeinformers.NewSharedInformerFactoryWithOptions(o.Client, 0, kubeinformers.WithNamespace(ns))
+		svc, err := add(typed.Core().V1().Services().Informer())
+		if err != nil {
+			return nil, err
+		}
+		sl := typed.Discovery().V1().EndpointSlices().Informer()
+		if err := sl.AddIndexers(cache.Indexers{serviceIndex: sliceService}); err != nil {
+			return nil, fmt.Errorf("kube: %w", err)
+		}
+		if sl, err = add(sl); err != nil {
+			return nil, err
+		}
+		inf.services, inf.slices = append(inf.services, svc), append(inf.slices, sl)
+		// Only the Secret types resources reference are watched (a field selector),
+		// not every Secret of the cluster.
+		for _, t := range []string{apiv1.OAuthSecretType, apiv1.TLSSecretType} {
+			f := kubeinformers.NewSharedInformerFactoryWithOptions(o.Client, 0, kubeinformers.WithNamespace(ns),
+				kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.FieldSelector = "type=" + t }))
+			sec, err := add(f.Core().V1().Secrets().Informer())
+			if err != nil {
+				return nil, err
+			}
+			inf.secrets = append(inf.secrets, sec)
+			f.Start(ctx.Done())
+		}
+		dyn.Start(ctx.Done())
+		typed.Start(ctx.Done())
+	}
+	return inf, nil
+}
+
+func (inf *informers) waitForSync(ctx context.Context) bool {
+	return cache.WaitForCacheSync(ctx.Done(), inf.hasSynced...)
+}
+
+func sliceService(obj any) ([]string, error) {
+	s, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return nil, nil
+	}
+	svc := s.Labels[discoveryv1.LabelServiceName]
+	if svc == "" {
+		return nil, nil
+	}
+	return []string{s.Namespace + "/" + svc}, nil
+}
+
+func (inf *informers) customResources(gvr schema.GroupVersionResource) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, i := range inf.crs[gvr] {
+		for _, o := range i.GetStore().List() {
+			if u, ok := o.(*unstructured.Unstructured); ok {
+				out = append(out, u)
+			}
+		}
+	}
+	return out
+}
+
+// customResource returns the stored object, or nil.
+func (inf *informers) customResource(gvr schema.GroupVersionResource, namespace, name string) *unstructured.Unstructured {
+	for _, i := range inf.crs[gvr] {
+		if o, ok, _ := i.GetStore().GetByKey(namespace + "/" + name); ok {
+			return o.(*unstructured.Unstructured)
+		}
+	}
+	return nil
+}
+
+func listOf[T any](is []cache.SharedIndexInformer) []*T {
+	var out []*T
+	for _, i := range is {
+		for _, o := range i.GetStore().List() {
+			if t, ok := o.(*T); ok {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+func (inf *informers) secretList() []*corev1.Secret   { return listOf[corev1.Secret](inf.secrets) }
+func (inf *informers) serviceList() []*corev1.Service { return listOf[corev1.Service](inf.services) }
+
+func (inf *informers) slicesOf(namespace, service string) []*discoveryv1.EndpointSlice {
+	var out []*discoveryv1.EndpointSlice
+	for _, i := range inf.slices {
+		objs, _ := i.GetIndexer().ByIndex(serviceIndex, namespace+"/"+service)
+		for _, o := range objs {
+			out = append(out, o.(*discoveryv1.EndpointSlice))
+		}
+	}
+	return out
+}

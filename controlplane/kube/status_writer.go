@@ -1,0 +1,190 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/validate"
+)
+
+// StatusOptions configure the status write-back.
+type StatusOptions struct {
+	// Edge returns the pipeline's last edge stage (with the clients' NACKs).
+	Edge func() *validate.Edge
+	// QPS and Burst bound the status writes (default 500/s, burst 100): a first sync
+	// of 10,000 resources must not drown the API server.
+	QPS   float64
+	Burst int
+	// Workers write in parallel (default 8).
+	Workers int
+	// Resync compares every status again this often (default 10s), which also picks
+	// up NACKs recorded between Inputs.
+	Resync time.Duration
+	// FieldManager names the writer in managedFields (default "gatehouse").
+	FieldManager string
+}
+
+// statusWriter writes each custom resource's status entry when it differs from what
+// the pipeline says, only while this replica leads.
+type statusWriter struct {
+	s       *Source
+	o       StatusOptions
+	limiter *rate.Limiter
+	queue   workqueue.TypedRateLimitingInterface[source.Key]
+
+	mu      sync.Mutex
+	desired map[source.Key]apiv1.ReporterStatus
+	// written is what this replica last wrote, and the object's resourceVersion just
+	// before, so a write the informer has not delivered yet is not made twice.
+	written map[source.Key]writtenStatus
+}
+
+type writtenStatus struct {
+	status   apiv1.ReporterStatus
+	rvBefore string
+}
+
+func newStatusWriter(s *Source, o StatusOptions) *statusWriter {
+	if o.QPS <= 0 {
+		o.QPS = 500
+	}
+	if o.Burst <= 0 {
+		o.Burst = 100
+	}
+	if o.Workers <= 0 {
+		o.Workers = 8
+	}
+	if o.FieldManager == "" {
+		o.FieldManager = "gatehouse"
+	}
+	if o.Resync <= 0 {
+		o.Resync = 10 * time.Second
+	}
+	return &statusWriter{
+		s: s, o: o, limiter: rate.NewLimiter(rate.Limit(o.QPS), o.Burst),
+		desired: map[source.Key]apiv1.ReporterStatus{}, written: map[source.Key]writtenStatus{},
+	}
+}
+
+// run writes statuses until ctx ends, reconciling whenever poke fires and every Resync.
+func (w *statusWriter) run(ctx context.Context, poke <-chan struct{}) {
+	// A queue per term of leadership: the last one was shut down when it ended.
+	w.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[source.Key]())
+	var wg sync.WaitGroup
+	for range w.o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w.next(ctx) {
+			}
+		}()
+	}
+	tick := time.NewTicker(w.o.Resync)
+	defer tick.Stop()
+	for {
+		w.reconcile()
+		select {
+		case <-ctx.Done():
+			w.queue.ShutDown()
+			wg.Wait()
+			return
+		case <-poke:
+		case <-tick.C:
+		}
+	}
+}
+
+// reconcile queues every custom resource whose stored status entry differs.
+func (w *statusWriter) reconcile() {
+	edge := w.o.Edge()
+	inf := w.s.informers()
+	if edge == nil || inf == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range edge.Resources {
+		r := &edge.Resources[i]
+		k, ok := kindOf(r.Key())
+		if !ok || r.Origin != Origin(r.Kind, r.Namespace, r.Name) {
+			continue // a Secret, or a discovered Upstream: no object to write to
+		}
+		gen, ok := w.s.Generation(r.Key())
+		if !ok {
+			continue
+		}
+		want := Desired(r, gen)
+		w.desired[r.Key()] = want
+		u := inf.customResource(k.GVR, r.Namespace, r.Name)
+		if u == nil {
+			continue
+		}
+		if got, ok := current(u, w.s.o.ControllerNamespace); ok && got == want {
+			continue
+		}
+		if wr, ok := w.written[r.Key()]; ok && wr.status == want && wr.rvBefore == u.GetResourceVersion() {
+			continue // written; the informer has not delivered it yet
+		}
+		w.queue.Add(r.Key())
+	}
+}
+
+func (w *statusWriter) next(ctx context.Context) bool {
+	key, quit := w.queue.Get()
+	if quit {
+		return false
+	}
+	defer w.queue.Done(key)
+	if err := w.write(ctx, key); err != nil {
+		if ctx.Err() == nil {
+			w.s.o.Log.Warn().Str("resource", key.String()).Err(err).Msg("kube: status not written; retrying")
+			w.queue.AddRateLimited(key)
+		}
+		return true
+	}
+	w.queue.Forget(key)
+	return true
+}
+
+func (w *statusWriter) write(ctx context.Context, key source.Key) error {
+	k, _ := kindOf(key)
+	w.mu.Lock()
+	want, ok := w.desired[key]
+	w.mu.Unlock()
+	u := w.s.informers().customResource(k.GVR, key.Namespace, key.Name)
+	if !ok || u == nil {
+		return nil // gone
+	}
+	if got, ok := current(u, w.s.o.ControllerNamespace); ok && got == want {
+		return nil
+	}
+	if err := w.limiter.Wait(ctx); err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"statuses": map[string]any{w.s.o.ControllerNamespace: want}}})
+	if err != nil {
+		return err
+	}
+	_, err = w.s.o.Dynamic.Resource(k.GVR).Namespace(key.Namespace).
+		Patch(ctx, key.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: w.o.FieldManager}, "status")
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.written[key] = writtenStatus{status: want, rvBefore: u.GetResourceVersion()}
+	w.mu.Unlock()
+	return nil
+}
