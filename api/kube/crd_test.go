@@ -2,6 +2,7 @@ package kube_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -95,7 +96,7 @@ kind: AuthConfig
 metadata: {name: plugin, namespace: default}
 spec:
   configs:
-  - pluginAuth: {name: required_header, config: {RequiredHeader: x-a, AllowedValues: [a, b], Nested: {n: 1}}}`,
+  - pluginAuth: {name: required_header, config: {RequiredHeader: x-a, AllowedValues: [a, b], Nested: {depth: 1}}}`,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,7 +106,7 @@ spec:
 				if err != nil {
 					t.Fatalf("create: %v", err)
 				}
-				if diff := cmp.Diff(obj.Object["spec"], got.Object["spec"]); diff != "" {
+				if diff := cmp.Diff(normalized(t, obj.Object["spec"]), normalized(t, got.Object["spec"])); diff != "" {
 					t.Errorf("stored spec differs (-sent +stored):\n%s", diff)
 				}
 				return
@@ -120,4 +121,18 @@ spec:
 			}
 		})
 	}
+}
+
+// normalized is v through JSON, so numbers compare as numbers whatever their Go type.
+func normalized(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

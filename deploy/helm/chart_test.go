@@ -42,6 +42,17 @@ func render(t *testing.T, values string) (*rendered, error) {
 	if err := yaml.Unmarshal([]byte(values), &vals); err != nil {
 		t.Fatalf("values: %v", err)
 	}
+	// These tests are about extauth alone, as installed without the control plane and
+	// the gateway proxy (the full install is tested in install_test.go).
+	if vals == nil {
+		vals = map[string]any{}
+	}
+	if _, ok := vals["controlPlane"]; !ok {
+		vals["controlPlane"] = map[string]any{"enabled": false}
+	}
+	if _, ok := vals["gatewayProxies"]; !ok {
+		vals["gatewayProxies"] = map[string]any{"gatewayProxy": map[string]any{"enabled": false}}
+	}
 	rv, err := chartutil.ToRenderValues(chrt, vals, chartutil.ReleaseOptions{Name: "gh", Namespace: "auth", IsInstall: true}, nil)
 	if err != nil {
 		t.Fatalf("render values: %v", err)
@@ -163,10 +174,10 @@ func TestChartRenderErrors(t *testing.T) {
 			want:   `global.extensions.extAuth.deployment.logLevel: "verbose" is not one of debug, info, warn, error, panic, fatal`,
 		},
 		{
-			// gatehouse extauth has no --xds-address flag yet: passing it crash looped the pod.
+			// extauth reads AuthConfigs from a control plane or from a file, never both.
 			name:   "xDS address, which this release cannot use",
-			values: "global: {extensions: {extAuth: {xdsAddress: gatehouse.auth.svc:9977}}}",
-			want:   "global.extensions.extAuth.xdsAddress: the extauth xDS client is not available in this release; give AuthConfigs with config.authConfigs or config.configMap",
+			values: "global: {extensions: {extAuth: {xdsAddress: gatehouse.auth.svc:9977, config: {authConfigs: x}}}}",
+			want:   "global.extensions.extAuth: set xdsAddress (AuthConfigs from a control plane) or config.authConfigs/config.configMap (from a file), not both",
 		},
 		{
 			name:   "both authConfigs and an own ConfigMap",

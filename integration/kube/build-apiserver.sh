@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd from the Go module proxy, once, and caches them outside
+# Builds kube-apiserver, kubectl (for the README's commands) and etcd from the Go module proxy, once, and caches them outside
 # the repository so the Kubernetes tests run against a real API server (no registry here
 # ships them; see KUBERNETES-TESTING notes in the README's Kubernetes section).
 #
@@ -22,7 +22,7 @@ fi
 staging_version="v0.${kube_version#v1.}"
 
 cache="${GATEHOUSE_KUBE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gatehouse/kube}/$kube_version-etcd-$ETCD_VERSION"
-if [ -x "$cache/kube-apiserver" ] && [ -x "$cache/etcd" ]; then
+if [ -x "$cache/kube-apiserver" ] && [ -x "$cache/kubectl" ] && [ -x "$cache/etcd" ]; then
   echo "$cache"
   exit 0
 fi
@@ -31,8 +31,8 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off
 
-if [ ! -x "$cache/kube-apiserver" ]; then
-  echo "build-apiserver: building kube-apiserver $kube_version (cold: ~6 minutes on 2 cores)" >&2
+if [ ! -x "$cache/kube-apiserver" ] || [ ! -x "$cache/kubectl" ]; then
+  echo "build-apiserver: building kube-apiserver and kubectl $kube_version (cold: ~6 minutes on 2 cores)" >&2
   modinfo="$(go mod download -json "k8s.io/kubernetes@$kube_version")"
   gomod="$(echo "$modinfo" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
   mkdir -p "$work/apiserver"
@@ -54,19 +54,25 @@ if [ ! -x "$cache/kube-apiserver" ]; then
 
 package tools
 
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
 GO
   (
     cd "$work/apiserver"
     go mod tidy >&2
     major=1 minor_n="${kube_version#v1.}"; minor_n="${minor_n%%.*}"
-    go build -trimpath -o "$cache/kube-apiserver.tmp" -ldflags "-s -w \
-      -X k8s.io/component-base/version.gitVersion=$kube_version \
-      -X k8s.io/component-base/version.gitMajor=$major \
-      -X k8s.io/component-base/version.gitMinor=$minor_n \
-      -X k8s.io/client-go/pkg/version.gitVersion=$kube_version" k8s.io/kubernetes/cmd/kube-apiserver >&2
+    ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version \
+      -X k8s.io/component-base/version.gitMajor=$major -X k8s.io/component-base/version.gitMinor=$minor_n \
+      -X k8s.io/client-go/pkg/version.gitVersion=$kube_version"
+    for cmd in kube-apiserver kubectl; do
+      if [ ! -x "$cache/$cmd" ]; then
+        go build -trimpath -o "$cache/$cmd.tmp" -ldflags "$ldflags" "k8s.io/kubernetes/cmd/$cmd" >&2
+        mv "$cache/$cmd.tmp" "$cache/$cmd"
+      fi
+    done
   )
-  mv "$cache/kube-apiserver.tmp" "$cache/kube-apiserver"
 fi
 
 if [ ! -x "$cache/etcd" ]; then

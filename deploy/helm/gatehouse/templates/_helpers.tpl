@@ -58,10 +58,10 @@ so a bad install fails at render time instead of crash looping.
 */}}
 {{- define "gatehouse.checkExtAuth" -}}
 {{- $ea := .Values.global.extensions.extAuth -}}
-{{- if $ea.xdsAddress -}}
-{{- fail "global.extensions.extAuth.xdsAddress: the extauth xDS client is not available in this release; give AuthConfigs with config.authConfigs or config.configMap" -}}
-{{- end -}}
 {{- $c := $ea.config -}}
+{{- if and $ea.xdsAddress (or $c.authConfigs $c.configMap) -}}
+{{- fail "global.extensions.extAuth: set xdsAddress (AuthConfigs from a control plane) or config.authConfigs/config.configMap (from a file), not both" -}}
+{{- end -}}
 {{- if not (kindIs "string" ($c.authConfigs | default "")) -}}
 {{- fail "global.extensions.extAuth.config.authConfigs: must be a string of YAML documents; write it as a block scalar (authConfigs: |)" -}}
 {{- end -}}
@@ -71,5 +71,19 @@ so a bad install fails at render time instead of crash looping.
 {{- $path := include "gatehouse.configPath" . -}}
 {{- if or (not (hasPrefix "/" $path)) (has (trimSuffix "/" $path) (list "" "/tmp" "/auth-plugins")) -}}
 {{- fail (printf "global.extensions.extAuth.config.path: %q must be an absolute path other than /, /tmp and /auth-plugins, which hold other volumes" $path) -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+gatehouse.extauthXDS is the control-plane address extauth follows over xDS, or "" when it
+reads its AuthConfigs from a file: xdsAddress when set, else this release's control plane
+unless config.authConfigs or config.configMap give a file.
+*/}}
+{{- define "gatehouse.extauthXDS" -}}
+{{- $ea := .Values.global.extensions.extAuth -}}
+{{- if $ea.xdsAddress -}}
+{{- $ea.xdsAddress -}}
+{{- else if and .Values.controlPlane.enabled (not $ea.config.authConfigs) (not $ea.config.configMap) -}}
+{{- printf "controlplane.%s.svc.cluster.local:9977" .Release.Namespace -}}
 {{- end -}}
 {{- end }}

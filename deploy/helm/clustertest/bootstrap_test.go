@@ -1,0 +1,57 @@
+package clustertest_test
+
+import (
+	"testing"
+
+	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3" // resolves the bootstrap's typed options
+	"google.golang.org/protobuf/encoding/protojson"
+	"sigs.k8s.io/yaml"
+
+	"gatehouse.dev/gatehouse/controlplane/xds"
+)
+
+// TestGatewayProxyBootstrap: the bootstrap ConfigMap of every gateway proxy is an Envoy
+// bootstrap Envoy's own validation accepts, naming the proxy's role and ADS on the
+// control plane.
+func TestGatewayProxyBootstrap(t *testing.T) {
+	objs, err := render(t, "gatehouse-system", fullValues)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"gateway-proxy-envoy-config": xds.DefaultProxyRole, "public-gw-envoy-config": "gatehouse-system~public-gw"}
+	for _, o := range objs {
+		role, ok := want[o.GetName()]
+		if o.GetKind() != "ConfigMap" || !ok {
+			continue
+		}
+		delete(want, o.GetName())
+		t.Run(o.GetName(), func(t *testing.T) {
+			data, _ := o.Object["data"].(map[string]any)
+			js, err := yaml.YAMLToJSON([]byte(data["envoy.yaml"].(string)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := &bootstrapv3.Bootstrap{}
+			if err := protojson.Unmarshal(js, b); err != nil {
+				t.Fatalf("not an Envoy bootstrap: %v", err)
+			}
+			if err := b.ValidateAll(); err != nil {
+				t.Fatalf("Envoy refuses the bootstrap: %v", err)
+			}
+			if got := b.GetNode().GetMetadata().GetFields()[xds.RoleKey].GetStringValue(); got != role {
+				t.Errorf("node role %q, want %q", got, role)
+			}
+			if got := b.GetDynamicResources().GetAdsConfig().GetGrpcServices()[0].GetEnvoyGrpc().GetClusterName(); got != "gatehouse-xds" {
+				t.Errorf("ADS cluster %q", got)
+			}
+			addr := b.GetStaticResources().GetClusters()[0].GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()
+			if addr.GetAddress() != "controlplane.gatehouse-system.svc.cluster.local" || addr.GetPortValue() != 9977 {
+				t.Errorf("xDS address %s:%d", addr.GetAddress(), addr.GetPortValue())
+			}
+		})
+	}
+	if len(want) > 0 {
+		t.Errorf("no bootstrap ConfigMap %v", want)
+	}
+}
