@@ -114,7 +114,7 @@ func (w *statusWriter) reconcile() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i := range edge.Resources {
-		r := &edge.Resources[i]
+		r := edge.Resources[i]
 		k, ok := kindOf(r.Key())
 		if !ok || r.Origin != Origin(r.Kind, r.Namespace, r.Name) {
 			continue // a Secret, or a discovered Upstream: no object to write to
