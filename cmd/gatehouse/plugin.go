@@ -21,6 +21,7 @@ func pluginCommand(stdout, stderr io.Writer) *cobra.Command {
 		pluginBuildCommand(stdout, stderr),
 		pluginImageCommand(stdout, stderr),
 		pluginTrialCommand(stdout, stderr),
+		pluginWorkerCommand(stdout, stderr),
 	)
 	return cmd
 }
