@@ -35,6 +35,8 @@ type Env struct {
 	Kubeconfig string
 	// Dir is the folder of the server's files (certificates, logs).
 	Dir string
+	// Kubectl is the kubectl built beside the server (for tests of documented commands).
+	Kubectl string
 
 	etcd, apiserver *exec.Cmd
 }

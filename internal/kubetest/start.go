@@ -31,7 +31,7 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{Dir: dir}
+	e := &Env{Dir: dir, Kubectl: filepath.Join(assets, "kubectl")}
 	if err := e.start(assets); err != nil {
 		e.Stop()
 		return nil, err

@@ -1,0 +1,84 @@
+// Package kube_test runs the README's "Kubernetes" session against a real API server:
+// install with the chart built into the binary, apply a VirtualService with kubectl,
+// read its status, uninstall. There are no kubelets, so the control plane the chart's
+// Deployment would run is started here as a process, with the same flags.
+package kube_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
+	"gatehouse.dev/gatehouse/internal/kubetest"
+)
+
+var env *kubetest.Env
+
+func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &env)) }
+
+// sh runs one documented command with KUBECONFIG pointing at the test's API server.
+func sh(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(context.Background(), bin, args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func TestReadmeKubernetesSession(t *testing.T) {
+	gh := testbin.Gatehouse(t)
+	root := testbin.Root(t)
+
+	out := sh(t, gh, "install")
+	if !strings.Contains(out, "installed gatehouse") || !strings.Contains(out, "in namespace gatehouse-system") {
+		t.Fatalf("gatehouse install said:\n%s", out)
+	}
+	for _, want := range []string{"controlplane", "extauth", "gateway-proxy"} {
+		if got := sh(t, env.Kubectl, "get", "deployment", "-n", "gatehouse-system", want, "-o", "name"); strings.TrimSpace(got) != "deployment.apps/"+want {
+			t.Errorf("deployment %s: %q", want, got)
+		}
+	}
+
+	// What the controlplane Deployment runs, in place of its pod.
+	testbin.Start(t, []string{"POD_NAMESPACE=gatehouse-system", "KUBECONFIG=" + env.Kubeconfig}, gh, "controlplane", "--kube",
+		"--xds-listen", testbin.FreeAddr(t), "--admin-listen", testbin.FreeAddr(t))
+
+	sh(t, env.Kubectl, "apply", "-f", filepath.Join(root, "examples", "kube", "echo.yaml"))
+	kubetest.Eventually(t, "kubectl get vs shows Accepted", func() error {
+		got := sh(t, env.Kubectl, "get", "vs", "-n", "default")
+		lines := strings.Split(strings.TrimSpace(got), "\n")
+		if len(lines) != 2 || !strings.Contains(lines[0], "STATUS") || !strings.HasPrefix(lines[1], "echo ") || !strings.Contains(lines[1], "Accepted") {
+			return &unexpected{got}
+		}
+		return nil
+	})
+	st := sh(t, env.Kubectl, "get", "vs", "echo", "-n", "default", "-o", "jsonpath={.status.statuses.gatehouse-system}")
+	if want := `{"observedGeneration":1,"reportedBy":"gatehouse","state":"Accepted"}`; st != want {
+		t.Errorf("status %s, want (as in the README) %s", st, want)
+	}
+
+	out = sh(t, gh, "uninstall", "--all")
+	if !strings.Contains(out, "uninstalled release gatehouse") || !strings.Contains(out, "deleted 4 CRDs") {
+		t.Errorf("gatehouse uninstall --all said:\n%s", out)
+	}
+	kubetest.Eventually(t, "CRDs gone", func() error {
+		if got := sh(t, env.Kubectl, "get", "crd", "-o", "name"); strings.Contains(got, "gatehouse.dev") {
+			return &unexpected{got}
+		}
+		return nil
+	})
+	if got := sh(t, env.Kubectl, "get", "deployment", "-n", "gatehouse-system", "-o", "name"); strings.TrimSpace(got) != "" {
+		t.Errorf("deployments left after uninstall: %s", got)
+	}
+}
+
+type unexpected struct{ out string }
+
+func (u *unexpected) Error() string { return "output:\n" + u.out }
