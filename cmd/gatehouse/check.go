@@ -57,7 +57,7 @@ func checkCommand(stdout, _ io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&admin, "admin", defaultAdminListen, "the control plane's admin address")
+	cmd.Flags().StringVar(&admin, "admin", cliAdmin(), "the control plane's admin address (env GATEHOUSE_ADMIN)")
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
 	cmd.Flags().StringSliceVarP(&exclude, "exclude", "x", nil, "checks to skip, comma separated")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "change nothing (check never does)")

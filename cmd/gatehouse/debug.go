@@ -67,7 +67,7 @@ func debugCommand(stdout, _ io.Writer) *cobra.Command {
 			return err
 		},
 	}
-	dump.Flags().StringVar(&admin, "admin", defaultAdminListen, "the control plane's admin address")
+	dump.Flags().StringVar(&admin, "admin", cliAdmin(), "the control plane's admin address (env GATEHOUSE_ADMIN)")
 	dump.Flags().StringVarP(&out, "file", "f", "", "output file (default: stdout)")
 	cmd.AddCommand(logs, dump)
 	return cmd

@@ -30,7 +30,7 @@ func getCommand(stdout, _ io.Writer) *cobra.Command {
 		Use:   "get",
 		Short: "List upstreams, virtual services or auth configs as the control plane sees them",
 	}
-	cmd.PersistentFlags().StringVar(&admin, "admin", defaultAdminListen, "the control plane's admin address")
+	cmd.PersistentFlags().StringVar(&admin, "admin", cliAdmin(), "the control plane's admin address (env GATEHOUSE_ADMIN)")
 	cmd.PersistentFlags().StringVarP(&output, "output", "o", "table", "table, yaml or json (secrets redacted)")
 	for _, k := range getKinds {
 		cmd.AddCommand(&cobra.Command{

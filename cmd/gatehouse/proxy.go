@@ -24,7 +24,7 @@ func proxyCommand(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "proxy",
 		Short: "Inspect a gateway proxy: its served config, config dump, stats, logs and address",
 	}
-	cmd.PersistentFlags().StringVar(&proxyAdmin, "proxy-admin", defaultProxyAdmin, "the proxy's admin address (Envoy's, or `gatehouse gateway --admin-listen`)")
+	cmd.PersistentFlags().StringVar(&proxyAdmin, "proxy-admin", cliProxyAdmin(), "the proxy's admin address, Envoy's or `gatehouse gateway --admin-listen` (env GATEHOUSE_PROXY_ADMIN)")
 	cmd.AddCommand(servedConfigCommand(stdout))
 	var includeEDS bool
 	dump := &cobra.Command{
@@ -118,7 +118,7 @@ func servedConfigCommand(stdout io.Writer) *cobra.Command {
 			return writeData(stdout, output, data[role])
 		},
 	}
-	cmd.Flags().StringVar(&admin, "admin", defaultAdminListen, "the control plane's admin address")
+	cmd.Flags().StringVar(&admin, "admin", cliAdmin(), "the control plane's admin address (env GATEHOUSE_ADMIN)")
 	cmd.Flags().StringVar(&role, "role", xds.DefaultProxyRole, "the proxy role, <namespace>~<proxy name>")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "yaml or json")
 	return cmd

@@ -51,7 +51,7 @@ func versionCommand(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&admin, "admin", defaultAdminListen, "the control plane's admin address")
+	cmd.Flags().StringVar(&admin, "admin", cliAdmin(), "the control plane's admin address (env GATEHOUSE_ADMIN)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "exit 1 when the versions differ or the server's is unknown")
 	return cmd
 }
