@@ -35,7 +35,7 @@ func runExtauthXDS(ctx context.Context, procs *procSet, bins binaries, cp *contr
 		return nil, err
 	}
 	defer procs.stop(p)
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
 	res := &extauthResult{Configs: n}
 	for {
@@ -49,7 +49,7 @@ func runExtauthXDS(ctx context.Context, procs *procSet, bins binaries, cp *contr
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("extauth: %d configs not all accepted after 5 minutes (last: %d, %v); its log: %s", n, accepted, err, logPath)
+			return nil, fmt.Errorf("extauth: %d configs not all accepted after 15 minutes (last: %d, %v); its log: %s", n, accepted, err, logPath)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
