@@ -31,8 +31,10 @@ type change struct {
 	// repoint are unchanged resources given as new pointers, remembered so that the
 	// next Publish finds them by pointer.
 	repoint map[key]types.Resource
-	// vhosts are the checked virtual hosts of the route configurations in upsert.
+	// vhosts are the checked virtual hosts of the route configurations in upsert, and
+	// routes how their references change.
 	vhosts  map[string]vhostMemo
+	routes  map[string]*routeDelta
 	desired Resources
 }
 
@@ -50,18 +52,19 @@ func (r *role) consistent(c *change) []error {
 	// Every reference of a new or changed resource must be served afterwards.
 	added := map[key][]key{}
 	for k, s := range c.upsert {
-		for _, ref := range s.refs {
+		for _, ref := range c.newRefs(k, s) {
 			added[ref] = append(added[ref], k)
 			if !c.present(ref) {
 				errs = append(errs, fmt.Errorf("%s references %s, which is not served", k, ref))
 			}
 		}
 	}
-	// Whatever still references a removed resource (and is not changed itself, which
-	// the loop above covers) breaks.
+	// Whatever still references a removed resource breaks: what is unchanged, and
+	// the unchanged parts of a changed route configuration (the loop above covers
+	// the rest of what changed).
 	for k := range c.remove {
 		for from := range r.index.back[k] {
-			if _, changed := c.upsert[from]; changed || !c.present(from) {
+			if _, changed := c.upsert[from]; (changed && !c.keepsRef(from, k)) || !c.present(from) {
 				continue
 			}
 			errs = append(errs, fmt.Errorf("%s references %s, which is removed", from, k))
@@ -77,7 +80,7 @@ func (r *role) consistent(c *change) []error {
 	}
 	for _, touched := range []map[key]served{c.upsert, c.remove} {
 		for k := range touched {
-			for _, ref := range r.served[k.typ][k.name].refs {
+			for _, ref := range r.lostRefs(c, k) {
 				if mustBeReferenced[ref.typ] {
 					candidates[ref] = true
 				}
@@ -95,11 +98,12 @@ func (r *role) consistent(c *change) []error {
 	return errs
 }
 
-// stillReferenced reports whether an unchanged resource still references k after c.
+// stillReferenced reports whether something unchanged (a resource, or an unchanged
+// part of a changed route configuration) still references k after c.
 func (r *role) stillReferenced(k key, c *change) bool {
 	for from := range r.index.back[k] {
 		_, changed := c.upsert[from]
-		if !changed && c.present(from) {
+		if c.present(from) && (!changed || c.keepsRef(from, k)) {
 			return true
 		}
 	}
@@ -110,7 +114,7 @@ func (r *role) stillReferenced(k key, c *change) bool {
 func (r *role) reindex(c *change) {
 	for _, touched := range []map[key]served{c.upsert, c.remove} {
 		for k := range touched {
-			for _, ref := range r.served[k.typ][k.name].refs {
+			for _, ref := range r.lostRefs(c, k) {
 				if from := r.index.back[ref]; from != nil {
 					delete(from, k)
 					if len(from) == 0 {
@@ -121,7 +125,7 @@ func (r *role) reindex(c *change) {
 		}
 	}
 	for k, s := range c.upsert {
-		for _, ref := range s.refs {
+		for _, ref := range c.newRefs(k, s) {
 			if r.index.back[ref] == nil {
 				r.index.back[ref] = map[key]struct{}{}
 			}

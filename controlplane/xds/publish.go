@@ -79,13 +79,17 @@ func (s *Server) Publish(roleName string, r Resources) error {
 
 // diff compares r with what is served, inspecting what is new or changed.
 func (rl *role) diff(r Resources) (*change, []error) {
-	c := &change{upsert: map[key]served{}, remove: map[key]served{}, repoint: map[key]types.Resource{}, vhosts: map[string]vhostMemo{}, desired: r}
+	c := &change{upsert: map[key]served{}, remove: map[key]served{}, repoint: map[key]types.Resource{}, vhosts: map[string]vhostMemo{}, routes: map[string]*routeDelta{}, desired: r}
 	var errs []error
 	for _, typ := range roleTypes(rl.name) {
 		old := rl.served[typ]
+		kept := 0 // names of old that r still has
 		for name, res := range r[typ] {
 			k := key{typ, name}
 			o, known := old[name]
+			if known {
+				kept++
+			}
 			if known && o.res == res {
 				continue
 			}
@@ -111,6 +115,9 @@ func (rl *role) diff(r Resources) (*change, []error) {
 			}
 			s.refs = refs
 			c.upsert[k] = s
+		}
+		if kept == len(old) {
+			continue // nothing removed: no second pass over thousands of names
 		}
 		for name, o := range old {
 			if _, ok := r[typ][name]; !ok {
@@ -145,10 +152,17 @@ func (rl *role) record(c *change) {
 		delete(rl.served[k.typ], k.name)
 		if k.typ == RouteType {
 			delete(rl.vhosts, k.name)
+			delete(rl.routeRefs, k.name)
 		}
 	}
 	for name, memo := range c.vhosts {
 		rl.vhosts[name] = memo
+	}
+	for name, d := range c.routes {
+		if rl.routeRefs[name] == nil {
+			rl.routeRefs[name] = refCounts{}
+		}
+		rl.routeRefs[name].apply(d.delta)
 	}
 	for k, res := range c.repoint {
 		s := rl.served[k.typ][k.name]

@@ -17,8 +17,10 @@ type role struct {
 	caches map[string]*cachev3.LinearCache
 	served map[string]map[string]served
 	index  index
-	// vhosts are the virtual hosts of each served route configuration, already checked.
-	vhosts map[string]vhostMemo
+	// vhosts are the virtual hosts of each served route configuration, already checked,
+	// and routeRefs what each references (route_refs.go).
+	vhosts    map[string]vhostMemo
+	routeRefs map[string]refCounts
 }
 
 type served struct {
@@ -40,7 +42,7 @@ func (s served) cached() types.Resource {
 }
 
 func (s *Server) newRole(name string) *role {
-	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, served: map[string]map[string]served{}, index: newIndex(), vhosts: map[string]vhostMemo{}}
+	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, served: map[string]map[string]served{}, index: newIndex(), vhosts: map[string]vhostMemo{}, routeRefs: map[string]refCounts{}}
 	for _, t := range roleTypes(name) {
 		r.caches[t] = cachev3.NewLinearCache(t, cachev3.WithVersionPrefix(s.prefix), cachev3.WithLogger(cacheLogger{s.log}))
 		r.served[t] = map[string]served{}

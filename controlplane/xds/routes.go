@@ -65,20 +65,19 @@ func (rl *role) diffRoutes(c *change, name string, res types.Resource, old serve
 	w := &walker{}
 	w.message("", shallow.ProtoReflect())
 	memo := rl.vhosts[name]
-	next := make(vhostMemo, len(rc.GetVirtualHosts()))
+	next := make(vhostMemo, len(rc.GetVirtualHosts())+1)
+	next[nil] = vhostInfo{refs: w.refs} // the references of the rest of it
 	for i, vh := range rc.GetVirtualHosts() {
 		path := "virtual_hosts[" + strconv.Itoa(i) + "]"
+		if vh == nil {
+			w.errs = append(w.errs, fmt.Errorf("%s: is nil", path))
+			continue
+		}
 		if info, ok := memo[vh]; ok {
-			w.refs = append(w.refs, info.refs...)
 			next[vh] = info
 			continue
 		}
-		if info, ok := next[vh]; ok { // the same pointer twice in one configuration
-			w.refs = append(w.refs, info.refs...)
-			continue
-		}
-		if vh == nil {
-			w.errs = append(w.errs, fmt.Errorf("%s: is nil", path))
+		if _, ok := next[vh]; ok { // the same pointer twice in one configuration
 			continue
 		}
 		if err := validate(vh); err != nil {
@@ -87,7 +86,6 @@ func (rl *role) diffRoutes(c *change, name string, res types.Resource, old serve
 		}
 		vw := &walker{}
 		vw.message(path, vh.ProtoReflect())
-		w.refs = append(w.refs, vw.refs...)
 		w.errs = append(w.errs, vw.errs...)
 		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(vh)
 		if err != nil {
@@ -100,8 +98,10 @@ func (rl *role) diffRoutes(c *change, name string, res types.Resource, old serve
 		return joinErrs(w.errs)
 	}
 	wire := wireRoutes(rc, shallow, next)
-	c.upsert[key{RouteType, name}] = served{res: res, wire: wire, refs: dedupe(w.refs), version: lazyVersion(wire)}
+	// Its references are kept in parts (route_refs.go), not in served.refs.
+	c.upsert[key{RouteType, name}] = served{res: res, wire: wire, version: lazyVersion(wire)}
 	c.vhosts[name] = next
+	c.routes[name] = newRouteDelta(rl.routeRefs[name], memo, next)
 	return nil
 }
 
@@ -158,18 +158,4 @@ func lazyVersion(res types.Resource) func() string {
 		}
 		return cachev3.HashResource(b)
 	})
-}
-
-// dedupe drops repeated references (thousands of routes name few clusters twice, but
-// the index need not hold each twice).
-func dedupe(refs []key) []key {
-	seen := make(map[key]bool, len(refs))
-	out := refs[:0]
-	for _, r := range refs {
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	return out
 }

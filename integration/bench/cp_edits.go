@@ -20,6 +20,9 @@ type editSeries struct {
 	// Publish is the control plane's mean time in Publish per edit (both roles), from
 	// its gatehouse_xds_publish_seconds histogram.
 	Publish time.Duration
+	// CPU is the control plane's CPU time (user + system) per edit: what an edit costs
+	// it however busy the machine is.
+	CPU time.Duration
 	// OtherCPU is the share of the machine's CPU used by processes other than the
 	// control plane and the bench while the edits ran.
 	OtherCPU float64
@@ -58,7 +61,12 @@ func (e *editor) measure(ctx context.Context, k cpKind, count int, clock cpuCloc
 	if err != nil {
 		return s, err
 	}
-	cpu, err := startCPUWatch(clock, e.cp.proc.cmd.Process.Pid, os.Getpid())
+	pid := e.cp.proc.cmd.Process.Pid
+	cpu, err := startCPUWatch(clock, pid, os.Getpid())
+	if err != nil {
+		return s, err
+	}
+	cpBefore, err := clock.used(pid)
 	if err != nil {
 		return s, err
 	}
@@ -82,6 +90,11 @@ func (e *editor) measure(ctx context.Context, k cpKind, count int, clock cpuCloc
 	if s.OtherCPU, err = cpu.others(); err != nil {
 		return s, err
 	}
+	cpAfter, err := clock.used(pid)
+	if err != nil {
+		return s, err
+	}
+	s.CPU = (cpAfter - cpBefore) / time.Duration(count)
 	after, err := e.publishMetrics(ctx)
 	if err != nil {
 		return s, err
@@ -126,11 +139,14 @@ func (w *cpuWatch) othersBusy() (time.Duration, error) {
 }
 
 // others is the share of all CPUs other processes used since the start.
-func (w *cpuWatch) others() (float64, error) {
+func (w *cpuWatch) others() (float64, error) { return w.othersBut(0) }
+
+// othersBut is others less cpu, the time of a process started after the watch.
+func (w *cpuWatch) othersBut(cpu time.Duration) (float64, error) {
 	busy, err := w.othersBusy()
 	if err != nil {
 		return 0, err
 	}
 	wall := time.Since(w.start) * time.Duration(runtime.NumCPU())
-	return max(0, float64(busy-w.busy)/float64(wall)), nil
+	return max(0, float64(busy-w.busy-cpu)/float64(wall)), nil
 }

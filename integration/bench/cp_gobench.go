@@ -10,10 +10,10 @@ import (
 )
 
 // The control plane's in-process Go benchmarks: Publish of a first state and of one
-// edit (controlplane/xds), and a full translation with and without Publish
-// (controlplane/pipeline, when it has them).
+// edit (controlplane/xds); a full translation with and without Publish, and one
+// edited resource through the warm pipeline (controlplane/pipeline).
 var (
-	cpGoBenchPattern  = "FirstPublish|PublishOneEdit|FullTranslation"
+	cpGoBenchPattern  = "FirstPublish|PublishOneEdit|FullTranslation|^BenchmarkEdit$"
 	cpGoBenchPackages = []string{"./controlplane/xds", "./controlplane/pipeline"}
 )
 

@@ -48,8 +48,10 @@ type cpScale struct {
 	N            int
 	ReadyExtauth time.Duration // process start → first complete state on the stream
 	ReadyProxy   time.Duration
-	RSSReady     int64 // after the first complete state
-	RSSEdited    int64 // after the edits
+	CPUReady     time.Duration // the control plane's CPU time until then
+	OtherReady   float64       // the share of the machine other processes used meanwhile
+	RSSReady     int64         // after the first complete state
+	RSSEdited    int64         // after the edits
 	Edits        []editSeries
 }
 
@@ -91,6 +93,10 @@ func measureScale(ctx context.Context, o cpOptions, bins binaries, procs *procSe
 		return sc, err
 	}
 	defer os.RemoveAll(base)
+	others, err := startCPUWatch(clock, os.Getpid())
+	if err != nil {
+		return sc, err
+	}
 	cp, err := startControlplane(ctx, procs, bins.gatehouse, dir, filepath.Join(tmp, fmt.Sprintf("controlplane-%d.log", n)), n)
 	if err != nil {
 		return sc, err
@@ -98,9 +104,15 @@ func measureScale(ctx context.Context, o cpOptions, bins binaries, procs *procSe
 	defer procs.stop(cp.proc)
 	defer cp.close()
 	sc.ReadyExtauth, sc.ReadyProxy = cp.readyExtauth, cp.readyProxy
-	progress(fmt.Sprintf("controlplane: %d services: first complete state extauth %s, proxy %s",
-		n, sc.ReadyExtauth.Round(time.Millisecond), sc.ReadyProxy.Round(time.Millisecond)))
+	progress(fmt.Sprintf("controlplane: %d services: first complete state extauth %s, proxy %s (CPU %s, others %.0f%%)",
+		n, sc.ReadyExtauth.Round(time.Millisecond), sc.ReadyProxy.Round(time.Millisecond), sc.CPUReady.Round(time.Millisecond), 100*sc.OtherReady))
 	pid := cp.proc.cmd.Process.Pid
+	if sc.CPUReady, err = clock.used(pid); err != nil {
+		return sc, err
+	}
+	if sc.OtherReady, err = others.othersBut(sc.CPUReady); err != nil {
+		return sc, err
+	}
 	if sc.RSSReady, err = rss(pid); err != nil {
 		return sc, err
 	}
@@ -110,8 +122,8 @@ func measureScale(ctx context.Context, o cpOptions, bins binaries, procs *procSe
 		if err != nil {
 			return sc, err
 		}
-		progress(fmt.Sprintf("controlplane: %d services: %s edits %s (Publish %s per edit, others %.0f%%)",
-			n, k, s.Latencies, s.Publish.Round(10*time.Microsecond), 100*s.OtherCPU))
+		progress(fmt.Sprintf("controlplane: %d services: %s edits %s (CPU %s, Publish %s per edit, others %.0f%%)",
+			n, k, s.Latencies, s.CPU.Round(100*time.Microsecond), s.Publish.Round(10*time.Microsecond), 100*s.OtherCPU))
 		sc.Edits = append(sc.Edits, s)
 	}
 	if sc.RSSEdited, err = rss(pid); err != nil {
