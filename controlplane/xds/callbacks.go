@@ -15,7 +15,14 @@ type callbacks struct {
 	s *Server
 
 	mu      sync.Mutex
-	streams map[int64]*streamBook
+	streams map[streamID]*streamBook
+}
+
+// streamID names a stream: go-control-plane numbers state-of-the-world and delta
+// streams separately, each from 1, so the number alone would mix up two clients.
+type streamID struct {
+	delta bool
+	id    int64
 }
 
 type streamBook struct {
@@ -34,32 +41,32 @@ type sentResponse struct {
 }
 
 func newCallbacks(s *Server) *callbacks {
-	return &callbacks{s: s, streams: map[int64]*streamBook{}}
+	return &callbacks{s: s, streams: map[streamID]*streamBook{}}
 }
 
 var _ serverv3.Callbacks = (*callbacks)(nil)
 
 func (c *callbacks) OnStreamOpen(context.Context, int64, string) error      { return nil }
 func (c *callbacks) OnDeltaStreamOpen(context.Context, int64, string) error { return nil }
-func (c *callbacks) OnStreamClosed(id int64, _ *core.Node)                  { c.closed(id) }
-func (c *callbacks) OnDeltaStreamClosed(id int64, _ *core.Node)             { c.closed(id) }
+func (c *callbacks) OnStreamClosed(id int64, _ *core.Node)                  { c.closed(streamID{false, id}) }
+func (c *callbacks) OnDeltaStreamClosed(id int64, _ *core.Node)             { c.closed(streamID{true, id}) }
 func (c *callbacks) OnFetchRequest(context.Context, *discovery.DiscoveryRequest) error {
 	return nil
 }
 func (c *callbacks) OnFetchResponse(*discovery.DiscoveryRequest, *discovery.DiscoveryResponse) {}
 
 func (c *callbacks) OnStreamRequest(id int64, req *discovery.DiscoveryRequest) error {
-	c.request(id, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
+	c.request(streamID{false, id}, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
 	return nil
 }
 
 func (c *callbacks) OnStreamDeltaRequest(id int64, req *discovery.DeltaDiscoveryRequest) error {
-	c.request(id, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
+	c.request(streamID{true, id}, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
 	return nil
 }
 
 func (c *callbacks) OnStreamResponse(_ context.Context, id int64, _ *discovery.DiscoveryRequest, resp *discovery.DiscoveryResponse) {
-	c.sent(id, resp.GetTypeUrl(), sentResponse{nonce: resp.GetNonce(), sotw: resp}, len(resp.GetResources()))
+	c.sent(streamID{false, id}, resp.GetTypeUrl(), sentResponse{nonce: resp.GetNonce(), sotw: resp}, len(resp.GetResources()))
 }
 
 func (c *callbacks) OnStreamDeltaResponse(id int64, _ *discovery.DeltaDiscoveryRequest, resp *discovery.DeltaDiscoveryResponse) {
@@ -68,11 +75,11 @@ func (c *callbacks) OnStreamDeltaResponse(id int64, _ *discovery.DeltaDiscoveryR
 		sr.names = append(sr.names, r.GetName())
 		sr.versions[r.GetName()] = r.GetVersion()
 	}
-	c.sent(id, resp.GetTypeUrl(), sr, len(resp.GetResources())+len(resp.GetRemovedResources()))
+	c.sent(streamID{true, id}, resp.GetTypeUrl(), sr, len(resp.GetResources())+len(resp.GetRemovedResources()))
 }
 
 // request notes the node of a stream and settles the response a request answers.
-func (c *callbacks) request(id int64, node *core.Node, typeURL, nonce, detail string, nack bool) {
+func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail string, nack bool) {
 	c.mu.Lock()
 	b := c.streams[id]
 	if b == nil {
@@ -119,7 +126,7 @@ func (c *callbacks) request(id int64, node *core.Node, typeURL, nonce, detail st
 }
 
 // sent keeps what a response carried until the client answers it.
-func (c *callbacks) sent(id int64, typeURL string, sr sentResponse, n int) {
+func (c *callbacks) sent(id streamID, typeURL string, sr sentResponse, n int) {
 	c.mu.Lock()
 	b := c.streams[id]
 	role := ""
@@ -132,7 +139,7 @@ func (c *callbacks) sent(id int64, typeURL string, sr sentResponse, n int) {
 	c.s.metrics.pushedResources.WithLabelValues(metricRole(role), typeURL).Add(float64(n))
 }
 
-func (c *callbacks) closed(id int64) {
+func (c *callbacks) closed(id streamID) {
 	c.mu.Lock()
 	b := c.streams[id]
 	delete(c.streams, id)

@@ -258,3 +258,21 @@ func TestChangesArriveMakeBeforeBreak(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// Regression: go-control-plane numbers state-of-the-world and delta streams apart,
+// both from 1, and a NACK on the first state-of-the-world stream was booked to the
+// node of the first delta stream while that one was open.
+func TestNacksNameTheirNodeWhenStreamsOfBothKindsAreOpen(t *testing.T) {
+	s := startServer(t)
+	if err := s.Publish(xds.RoleExtauth, xdstest.Extauth(1)); err != nil {
+		t.Fatal(err)
+	}
+	d := newDelta(t, s.addr, node("extauth-delta", xds.RoleExtauth), nil, xds.ExtAuthConfigType)
+	d.answer(d.next(), "")
+	c := newSotw(t, s.addr, node("extauth-sotw", xds.RoleExtauth), xds.ExtAuthConfigType)
+	r := c.next()
+	c.answer(r, "", "rejected")
+	if got := (<-s.nacks).NodeID; got != "extauth-sotw" {
+		t.Errorf("NACK booked to node %q, want extauth-sotw", got)
+	}
+}
