@@ -70,22 +70,27 @@ func TestControlPlaneSnapshots(t *testing.T) {
 func TestControlPlaneMetrics(t *testing.T) {
 	dir, _ := healthyDir(t)
 	cp := startControlPlane(t, dir)
-	_, body, err := httpDo(http.MethodGet, "http://"+cp.admin+"/metrics", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"gatehouse_controlplane_translate_seconds_count 1",
-		"gatehouse_controlplane_snapshot_version 1",
-		`gatehouse_controlplane_resources{kind="Upstream",state="Accepted"} 2`,
-		`gatehouse_controlplane_resources{kind="Secret",state="Accepted"} 3`,
-		"gatehouse_controlplane_source_problems 0",
-		"gatehouse_xds_publish_seconds_count",
-	} {
-		if !strings.Contains(body, want) {
-			t.Errorf("/metrics lacks %q", want)
+	// The stage metrics are recorded just after the snapshot the harness waited for is
+	// stored, so poll for them.
+	testbin.Eventually(t, settle, func() error {
+		_, body, err := httpDo(http.MethodGet, "http://"+cp.admin+"/metrics", "")
+		if err != nil {
+			return err
 		}
-	}
+		for _, want := range []string{
+			"gatehouse_controlplane_translate_seconds_count 1",
+			"gatehouse_controlplane_snapshot_version 1",
+			`gatehouse_controlplane_resources{kind="Upstream",state="Accepted"} 2`,
+			`gatehouse_controlplane_resources{kind="Secret",state="Accepted"} 3`,
+			"gatehouse_controlplane_source_problems 0",
+			"gatehouse_xds_publish_seconds_count",
+		} {
+			if !strings.Contains(body, want) {
+				return fmt.Errorf("/metrics lacks %q", want)
+			}
+		}
+		return nil
+	})
 }
 
 // TestControlPlaneLogging: GET and PUT /logging, their errors, and a PUT taking effect
