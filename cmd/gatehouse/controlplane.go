@@ -8,11 +8,15 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
 
@@ -22,6 +26,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/translate"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/internal/tracing"
 )
 
 // Defaults of the control plane's listeners.
@@ -88,6 +93,10 @@ type controlplane struct {
 	lis      net.Listener
 	gatherer prometheus.Gatherer
 	metrics  *snapshots.Metrics
+	tracing  *tracing.Tracing
+	tracer   trace.Tracer
+	// runCtx is the context of the run in progress (runs are serial), for its spans.
+	runCtx context.Context
 	// onSettings, when set before serve, follows the Settings in effect.
 	onSettings func(translate.Settings)
 }
@@ -100,8 +109,11 @@ func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer()}
-	cp.xds = xds.NewServer(xds.Options{Log: log, Registerer: promReg, OnNack: func(n xds.Nack) { cp.pipeline.RecordNack(n) }})
-	cp.pipeline = pipeline.New(pipeline.Options{Log: log, Publish: cp.xds.Publish, OnSettings: func(s translate.Settings) {
+	cp.tracing = tracing.New()
+	cp.tracer = cp.tracing.Tracer("gatehouse/controlplane")
+	cp.runCtx = context.Background()
+	cp.xds = xds.NewServer(xds.Options{Log: log, Registerer: promReg, OnNack: cp.nack})
+	cp.pipeline = pipeline.New(pipeline.Options{Log: log, Publish: cp.publish, OnSettings: func(s translate.Settings) {
 		if cp.onSettings != nil {
 			cp.onSettings(s)
 		}
@@ -129,9 +141,44 @@ func (cp *controlplane) serve(ctx context.Context, g *errgroup.Group, src source
 }
 
 // apply runs the pipeline on one Input and records the run's metrics.
+// Each run is a span "controlplane.apply" with a child for validation and translation
+// and one per role published, for /zpages.
 func (cp *controlplane) apply(in *source.Input) {
+	ctx, span := cp.tracer.Start(context.Background(), "controlplane.apply",
+		trace.WithAttributes(attribute.Int("resources", len(in.Resources)), attribute.Int("problems", len(in.Problems))))
+	cp.runCtx = ctx
+	start := time.Now()
 	cp.pipeline.Apply(in)
-	cp.metrics.Observe(cp.pipeline.Stages())
+	st := cp.pipeline.Stages()
+	_, tr := cp.tracer.Start(ctx, "controlplane.translate", trace.WithTimestamp(start))
+	tr.End(trace.WithTimestamp(start.Add(st.Translate)))
+	span.SetAttributes(attribute.Int64("version", int64(st.Version)))
+	span.End()
+	cp.metrics.Observe(st)
+}
+
+// publish hands one role's resources to the xDS server within the run's span.
+func (cp *controlplane) publish(role string, r xds.Resources) error {
+	n := 0
+	for _, named := range r {
+		n += len(named)
+	}
+	_, span := cp.tracer.Start(cp.runCtx, "xds.publish", trace.WithAttributes(attribute.String("role", role), attribute.Int("resources", n)))
+	defer span.End()
+	err := cp.xds.Publish(role, r)
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return err
+}
+
+// nack records a client's NACK on the resources, and as a span.
+func (cp *controlplane) nack(n xds.Nack) {
+	_, span := cp.tracer.Start(context.Background(), "xds.nack", trace.WithAttributes(
+		attribute.String("role", n.Role), attribute.String("node", n.NodeID), attribute.String("type", n.TypeURL), attribute.Int("resources", len(n.Names))))
+	span.SetStatus(codes.Error, "rejected by the client")
+	cp.pipeline.RecordNack(n)
+	span.End()
 }
 
 func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source) error {

@@ -30,12 +30,14 @@ type resourceStatus struct {
 
 // controlplaneAdmin serves the control plane's admin endpoints: /snapshots/* (the
 // stages, redacted, in an envelope), GET /statuses (every resource's status, in input
-// order), /logging, /metrics, /version and /debug/pprof/.
+// order), /logging, /metrics, /version, /zpages (recent spans) and /debug/pprof/.
 func controlplaneAdmin(cp *controlplane) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cp.gatherer, promhttp.HandlerOpts{}))
 	mux.Handle("/logging", logging.Handler())
 	registerPprof(mux)
+	mux.Handle("GET /zpages", cp.tracing.Handler())
+	mux.Handle("GET /zpages/tracez", cp.tracing.Handler())
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
 		snapshots.WriteJSON(w, http.StatusOK, versionBody{Version: version.Version})
 	})

@@ -157,3 +157,31 @@ func jsonEqual(a, b string) bool {
 	}
 	return cmp.Equal(x, y)
 }
+
+// TestControlPlaneZpages: /zpages shows the spans of the control plane's runs and
+// publishes, and samples of them.
+func TestControlPlaneZpages(t *testing.T) {
+	dir, _ := healthyDir(t)
+	cp := startControlPlane(t, dir)
+	code, body, err := httpDo(http.MethodGet, "http://"+cp.admin+"/zpages", "")
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("GET /zpages = %d %v", code, err)
+	}
+	for _, want := range []string{"controlplane.apply", "controlplane.translate", "xds.publish"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/zpages lacks the span %s", want)
+		}
+	}
+	// Latency samples (ztype=1) of one span name, in whichever bucket they fell.
+	found := false
+	for bucket := range 9 {
+		code, body, _ := httpDo(http.MethodGet, fmt.Sprintf("http://%s/zpages?zspanname=xds.publish&ztype=1&zlatencybucket=%d", cp.admin, bucket), "")
+		if code != http.StatusOK {
+			t.Fatalf("GET /zpages samples = %d", code)
+		}
+		found = found || strings.Contains(body, "role=gatehouse-system~gateway-proxy")
+	}
+	if !found {
+		t.Errorf("no latency sample of xds.publish shows its role attribute")
+	}
+}
