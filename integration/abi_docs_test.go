@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/controlplane/translate"
 	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
@@ -62,5 +64,32 @@ func TestABIDocsPluginsSnippets(t *testing.T) {
 	want := strings.Replace(wantLine, "./out/prefix.so", so, 1) + "\n"
 	if r.code != 0 || r.stdout != want {
 		t.Errorf("gatehouse plugin verify %s --config <the page's step>: exit %d, printed\n%s\nwant exit 0 and\n%s\nstderr: %s", so, r.code, r.stdout, want, r.stderr)
+	}
+}
+
+// The isolation example of docs/plugins.md is a step the control plane accepts, with
+// the settings it shows.
+func TestDocsIsolationSnippet(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testbin.Root(t), "docs/plugins.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := docBlock(t, string(doc), "With **`isolation: process`**", "yaml")
+	var b strings.Builder
+	b.WriteString("apiVersion: enterprise.gateway.gatehouse.dev/v1\nkind: AuthConfig\nmetadata: {name: a, namespace: ns}\nspec:\n  configs:\n")
+	for _, line := range strings.Split(strings.TrimRight(step, "\n"), "\n") {
+		b.WriteString("    " + line + "\n")
+	}
+	set := &apiv1.Set{}
+	if err := set.Add([]byte(b.String()), "docs/plugins.md"); err != nil {
+		t.Fatal(err)
+	}
+	r := translate.ExtAuth(set)[0]
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	pa := r.Config.GetSteps()[0].GetPluginAuth()
+	if pa.GetIsolation() != "process" || pa.GetMemoryLimitBytes() != 256<<20 {
+		t.Errorf("the docs' step gives isolation %q, memory limit %d; want process, 256Mi", pa.GetIsolation(), pa.GetMemoryLimitBytes())
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rs/zerolog"
+
 	"gatehouse.dev/gatehouse/pluginapi"
 )
 
@@ -36,6 +38,8 @@ type Options struct {
 	// Opened, if set, is told every plugin content this process opens, and how many
 	// it has opened in all (LoadedVersions): none is ever unloaded.
 	Opened func(file, sha256 string, versions int)
+	// Log reports the life of process-isolated workers (StartWorker).
+	Log zerolog.Logger
 }
 
 // Loader opens plugins from one directory.

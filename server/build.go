@@ -62,15 +62,19 @@ func (b *Builder) step(ctx context.Context, st *extauthv1.Step) (chain.Step, err
 }
 
 func (b *Builder) pluginStep(ctx context.Context, p *extauthv1.PluginAuth) (chain.Step, error) {
-	plug, err := b.Plugins.Open(p.GetPluginFileName(), p.GetExportedSymbolName())
-	if err != nil {
-		return nil, err
-	}
 	var raw []byte
 	if p.GetConfig() != nil {
+		var err error
 		if raw, err = protojson.Marshal(p.GetConfig()); err != nil {
 			return nil, fmt.Errorf("config: %w", err)
 		}
+	}
+	if p.GetIsolation() == IsolationProcess {
+		return b.isolatedStep(ctx, p, raw)
+	}
+	plug, err := b.Plugins.Open(p.GetPluginFileName(), p.GetExportedSymbolName())
+	if err != nil {
+		return nil, err
 	}
 	svc, err := b.startService(ctx, plug, raw)
 	if err != nil {

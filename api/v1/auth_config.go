@@ -31,7 +31,22 @@ type PluginAuth struct {
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:pruning:PreserveUnknownFields
 	Config json.RawMessage `json:"config,omitempty"`
+	// Isolation is where the plugin runs: inProcess (the default, in the extauth
+	// server) or process (a supervised worker process of its own, so that a crash or
+	// a runaway allocation ends only the worker; it costs about 0.25 ms per call).
+	//
+	// +kubebuilder:validation:Enum=inProcess;process
+	Isolation string `json:"isolation,omitempty"`
+	// MemoryLimit caps a process-isolated worker's resident memory, as a Kubernetes
+	// quantity such as "256Mi"; past it the worker is killed and started again.
+	MemoryLimit string `json:"memoryLimit,omitempty"`
 }
+
+// Isolation values of PluginAuth.
+const (
+	IsolationInProcess = "inProcess"
+	IsolationProcess   = "process"
+)
 
 // FileName is pluginFileName, defaulting to "<name>.so".
 func (p *PluginAuth) FileName() string {

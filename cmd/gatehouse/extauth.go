@@ -150,7 +150,7 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 			log.Warn().Str("file", file).Str("check", w.Check).Str("host", w.Host).Str("plugin", w.Plugin).
 				Str("detail", w.Detail).Msg("plugin loads, with a difference from the host build")
 		}
-	}, Opened: pluginOpened(log, o.maxPluginVersions, func() { authz.SetNotServing() })})
+	}, Opened: pluginOpened(log, o.maxPluginVersions, func() { authz.SetNotServing() }), Log: log})
 	b := extauthBuilder(log, plugins)
 	reg := server.NewRegistry(b.Build, log)
 	m := server.NewMetrics(promReg)

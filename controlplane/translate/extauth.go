@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
@@ -107,12 +108,42 @@ func pluginStep(p *apiv1.PluginAuth, path string, errs *fieldErrors) *extauthv1.
 		}
 		conf = s
 	}
-	return &extauthv1.Step{Kind: &extauthv1.Step_PluginAuth{PluginAuth: &extauthv1.PluginAuth{
+	pa := &extauthv1.PluginAuth{
 		Name:               p.Name,
 		PluginFileName:     p.FileName(),
 		ExportedSymbolName: p.SymbolName(),
 		Config:             conf,
-	}}}
+	}
+	if !isolation(p, path, pa, errs) {
+		return nil
+	}
+	return &extauthv1.Step{Kind: &extauthv1.Step_PluginAuth{PluginAuth: pa}}
+}
+
+// isolation checks and copies isolation and memoryLimit into pa.
+func isolation(p *apiv1.PluginAuth, path string, pa *extauthv1.PluginAuth, errs *fieldErrors) bool {
+	switch p.Isolation {
+	case "", apiv1.IsolationInProcess:
+	case apiv1.IsolationProcess:
+		pa.Isolation = apiv1.IsolationProcess
+	default:
+		errs.add(path+".isolation", fmt.Sprintf("%q is not one of %q, %q", p.Isolation, apiv1.IsolationInProcess, apiv1.IsolationProcess))
+		return false
+	}
+	if p.MemoryLimit == "" {
+		return true
+	}
+	if pa.Isolation != apiv1.IsolationProcess {
+		errs.add(path+".memoryLimit", "applies only with isolation: process (a plugin in the server's process cannot be capped)")
+		return false
+	}
+	q, err := resource.ParseQuantity(p.MemoryLimit)
+	if err != nil || q.Value() <= 0 {
+		errs.add(path+".memoryLimit", fmt.Sprintf("%q is not a positive quantity such as \"256Mi\"", p.MemoryLimit))
+		return false
+	}
+	pa.MemoryLimitBytes = q.Value()
+	return true
 }
 
 // SecretRefs are the ids of the Secrets an AuthConfig references, in field order.

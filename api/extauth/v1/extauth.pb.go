@@ -183,9 +183,14 @@ type PluginAuth struct {
 	// exported_symbol_name defaults to "<name>".
 	ExportedSymbolName string `protobuf:"bytes,3,opt,name=exported_symbol_name,json=exportedSymbolName,proto3" json:"exported_symbol_name,omitempty"`
 	// config is decoded strictly into the plugin's config instance.
-	Config        *structpb.Struct `protobuf:"bytes,4,opt,name=config,proto3" json:"config,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Config *structpb.Struct `protobuf:"bytes,4,opt,name=config,proto3" json:"config,omitempty"`
+	// isolation is "" (in the server's process) or "process" (in a supervised worker
+	// process of its own, restarted when it dies; its calls fail closed meanwhile).
+	Isolation string `protobuf:"bytes,5,opt,name=isolation,proto3" json:"isolation,omitempty"`
+	// memory_limit_bytes caps a process-isolated worker's resident memory (0: none).
+	MemoryLimitBytes int64 `protobuf:"varint,6,opt,name=memory_limit_bytes,json=memoryLimitBytes,proto3" json:"memory_limit_bytes,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PluginAuth) Reset() {
@@ -244,6 +249,20 @@ func (x *PluginAuth) GetConfig() *structpb.Struct {
 		return x.Config
 	}
 	return nil
+}
+
+func (x *PluginAuth) GetIsolation() string {
+	if x != nil {
+		return x.Isolation
+	}
+	return ""
+}
+
+func (x *PluginAuth) GetMemoryLimitBytes() int64 {
+	if x != nil {
+		return x.MemoryLimitBytes
+	}
+	return 0
 }
 
 // OidcAuthorizationCode is the built-in OpenID Connect authorization-code login.
@@ -651,13 +670,15 @@ const file_extauth_v1_extauth_proto_rawDesc = "" +
 	"\vplugin_auth\x18\x01 \x01(\v2 .gatehouse.extauth.v1.PluginAuthH\x00R\n" +
 	"pluginAuth\x12e\n" +
 	"\x17oidc_authorization_code\x18\x02 \x01(\v2+.gatehouse.extauth.v1.OidcAuthorizationCodeH\x00R\x15oidcAuthorizationCodeB\x06\n" +
-	"\x04kind\"\xad\x01\n" +
+	"\x04kind\"\xf9\x01\n" +
 	"\n" +
 	"PluginAuth\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12(\n" +
 	"\x10plugin_file_name\x18\x02 \x01(\tR\x0epluginFileName\x120\n" +
 	"\x14exported_symbol_name\x18\x03 \x01(\tR\x12exportedSymbolName\x12/\n" +
-	"\x06config\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x06config\"\xb6\t\n" +
+	"\x06config\x18\x04 \x01(\v2\x17.google.protobuf.StructR\x06config\x12\x1c\n" +
+	"\tisolation\x18\x05 \x01(\tR\tisolation\x12,\n" +
+	"\x12memory_limit_bytes\x18\x06 \x01(\x03R\x10memoryLimitBytes\"\xb6\t\n" +
 	"\x15OidcAuthorizationCode\x12\x17\n" +
 	"\aapp_url\x18\x01 \x01(\tR\x06appUrl\x12#\n" +
 	"\rcallback_path\x18\x02 \x01(\tR\fcallbackPath\x12\x1b\n" +
