@@ -23,6 +23,7 @@ import (
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/internal/tracing"
 	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/server"
 	"gatehouse.dev/gatehouse/server/filesource"
@@ -54,7 +55,7 @@ func (o *extauthOptions) bind(cmd *cobra.Command, listenFlag string) {
 	cmd.Flags().StringVar(&o.pluginDir, "plugin-dir", dir, "folder of plugin .so files (env GATEHOUSE_PLUGIN_DIR)")
 	cmd.Flags().StringVar(&o.listen, listenFlag, defaultExtauthListen, "ext_authz gRPC address")
 	cmd.Flags().IntVar(&o.maxPluginVersions, "max-plugin-versions", 0, "past this many plugin versions loaded (none is ever unloaded), report NOT_SERVING to gRPC health checks so the orchestrator replaces the process; 0: never")
-	cmd.Flags().StringVar(&o.admin, "admin-listen", admin, "admin HTTP address for /metrics, /logging, /debug/pprof, /auth-configs (on by default at "+defaultAdminListen+" when START_STATS_SERVER=true)")
+	cmd.Flags().StringVar(&o.admin, "admin-listen", admin, "admin HTTP address for /metrics, /logging, /debug/pprof, /zpages, /auth-configs (on by default at "+defaultAdminListen+" when START_STATS_SERVER=true)")
 }
 
 func extauthCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -134,6 +135,7 @@ type extauth struct {
 	grpc     *grpc.Server
 	authz    *server.Authorizer
 	lis      net.Listener
+	tracing  *tracing.Tracing
 }
 
 func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
@@ -152,12 +154,14 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 		}
 	}, Opened: pluginOpened(log, o.maxPluginVersions, func() { authz.SetNotServing() }), Log: log})
 	b := extauthBuilder(log, plugins)
-	reg := server.NewRegistry(b.Build, log)
+	tr := tracing.New()
+	obs := newExtauthObserver(tr.Tracer("gatehouse/extauth"), promReg)
+	reg := server.NewRegistry(obs.build(b.Build), log)
 	m := server.NewMetrics(promReg)
 	authz = server.NewAuthorizer(reg, log, m)
 	return &extauth{
 		log: log, o: o, reg: reg, plugins: plugins, metrics: m, gatherer: promReg, lis: lis,
-		grpc: server.NewGRPCServer(authz), authz: authz,
+		grpc: server.NewGRPCServer(authz, obs.interceptor()), authz: authz, tracing: tr,
 	}, nil
 }
 
@@ -226,7 +230,11 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 		return nil
 	})
 	if e.o.admin != "" {
-		serveHTTP(ctx, g, e.log, "admin", e.o.admin, server.AdminHandler(e.reg, e.gatherer))
+		mux := http.NewServeMux()
+		mux.Handle("GET /zpages", e.tracing.Handler())
+		mux.Handle("GET /zpages/tracez", e.tracing.Handler())
+		mux.Handle("/", server.AdminHandler(e.reg, e.gatherer))
+		serveHTTP(ctx, g, e.log, "admin", e.o.admin, mux)
 	}
 }
 

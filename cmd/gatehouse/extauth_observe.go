@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc"
+
+	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
+	"gatehouse.dev/gatehouse/pluginapi"
+	"gatehouse.dev/gatehouse/server"
+	"gatehouse.dev/gatehouse/server/chain"
+)
+
+// extauthObserver gives extauth's Checks a span each, with a child per step, and
+// times every step, for /zpages and /metrics. It wraps the server from outside: a gRPC
+// interceptor for the Check, a decorator around each step a chain is built with.
+type extauthObserver struct {
+	tracer trace.Tracer
+	steps  *prometheus.HistogramVec
+}
+
+func newExtauthObserver(tracer trace.Tracer, reg prometheus.Registerer) *extauthObserver {
+	o := &extauthObserver{tracer: tracer, steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "gatehouse_extauth_step_seconds",
+		Help:    "Time one step took to decide a request, by config_id and step (serving configs only).",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+	}, []string{"config_id", "step"})}
+	reg.MustRegister(o.steps)
+	return o
+}
+
+// interceptor is the span of one Check: its config_id and the status answered.
+func (o *extauthObserver) interceptor() grpc.ServerOption {
+	return grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		id := ""
+		if r, ok := req.(*authv3.CheckRequest); ok {
+			id = r.GetAttributes().GetContextExtensions()[server.ConfigIDKey]
+		}
+		ctx, span := o.tracer.Start(ctx, "extauth.Check", trace.WithAttributes(attribute.String("config_id", id)))
+		defer span.End()
+		resp, err := next(ctx, req)
+		if err != nil {
+			span.SetStatus(codes.Error, "check failed")
+		} else if r, ok := resp.(*authv3.CheckResponse); ok {
+			span.SetAttributes(attribute.String("grpc_status", strconv.Itoa(int(r.GetStatus().GetCode()))))
+		}
+		return resp, err
+	})
+}
+
+// build wraps every step of the chains b builds.
+func (o *extauthObserver) build(b server.BuildFunc) server.BuildFunc {
+	return func(ctx context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
+		c, err := b(ctx, cfg)
+		if err != nil || c == nil {
+			return c, err
+		}
+		for i, s := range c.Steps {
+			c.Steps[i] = &observedStep{Step: s, o: o, hist: o.steps.WithLabelValues(c.ID, s.Name())}
+		}
+		return c, nil
+	}
+}
+
+// observedStep is a step with a span and a latency per call.
+type observedStep struct {
+	chain.Step
+	o    *extauthObserver
+	hist prometheus.Observer
+}
+
+// File forwards the plugin file a step runs, which stuck-call reports name.
+func (s *observedStep) File() string {
+	if f, ok := s.Step.(interface{ File() string }); ok {
+		return f.File()
+	}
+	return ""
+}
+
+func (s *observedStep) Authorize(ctx context.Context, req *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
+	ctx, span := s.o.tracer.Start(ctx, "extauth.step", trace.WithAttributes(attribute.String("step", s.Name())))
+	start := time.Now()
+	resp, err := s.Step.Authorize(ctx, req)
+	s.hist.Observe(time.Since(start).Seconds())
+	switch {
+	case err != nil:
+		span.SetStatus(codes.Error, "step failed")
+	case resp != nil:
+		span.SetAttributes(attribute.Bool("allowed", resp.Allowed))
+	}
+	span.End()
+	return resp, err
+}
