@@ -48,8 +48,9 @@ unit:
 integration:
 	$(GO) test -count=1 -timeout 30m ./integration/...
 
-bench: deps
+bench: deps kube-assets
 	$(GO) run ./integration/bench
+	$(GO) run ./integration/kube/kubebench
 
 PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0

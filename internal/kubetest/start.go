@@ -72,7 +72,7 @@ func (e *Env) start(assets string) error {
 		"--cert-dir="+certDir, "--token-auth-file="+filepath.Join(e.Dir, "tokens.csv"),
 		"--authorization-mode=RBAC", "--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file="+saKey, "--service-account-signing-key-file="+saKey,
-		"--service-cluster-ip-range=10.0.0.0/24", "--endpoint-reconciler-type=none",
+		"--service-cluster-ip-range=10.96.0.0/16", "--endpoint-reconciler-type=none",
 		"--disable-admission-plugins=ServiceAccount", "--allow-privileged=true")
 	if err != nil {
 		return err

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/controlplane/xds/xdsbench"
+)
+
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// startControlplane runs `gatehouse controlplane --kube` as its own process (so its RSS
+// is its own) and measures the time to its first complete EDS on a client.
+func (b *bench) startControlplane() error {
+	bin, err := gatehouseBinary()
+	if err != nil {
+		return err
+	}
+	if b.xdsAddr, err = freeAddr(); err != nil {
+		return err
+	}
+	admin, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	log, err := os.CreateTemp("", "kubebench-controlplane-*.log")
+	if err != nil {
+		return err
+	}
+	b.cp = exec.Command(bin, "controlplane", "--kube", "--kubeconfig", b.env.Kubeconfig, "--watch-namespaces", ns,
+		"--xds-listen", b.xdsAddr, "--admin-listen", admin)
+	b.cp.Env = append(os.Environ(), "POD_NAMESPACE="+ns, "LOG_LEVEL=warn")
+	b.cp.Stdout, b.cp.Stderr = log, log
+	start := time.Now()
+	if err := b.cp.Start(); err != nil {
+		return err
+	}
+	fmt.Printf("control plane log: %s\n", log.Name())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for {
+		if c, err := net.Dial("tcp", b.xdsAddr); err == nil {
+			c.Close()
+			break
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("control plane never listened")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w, err := xdsbench.Watch(ctx, b.xdsAddr, xds.DefaultProxyRole, resourcev3.EndpointType)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := w.WaitCount(ctx, resourcev3.EndpointType, b.services); err != nil {
+		return fmt.Errorf("waiting for EDS: %w", err)
+	}
+	fmt.Printf("process start to every ClusterLoadAssignment on a client: %v\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func (b *bench) stopControlplane() {
+	if b.cp != nil && b.cp.Process != nil {
+		_ = b.cp.Process.Signal(syscall.SIGTERM)
+		_ = b.cp.Wait()
+	}
+}
+
+// rss returns the control plane's VmRSS and VmHWM in kB.
+func (b *bench) rss() (rss, hwm int) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", b.cp.Process.Pid))
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		n, _ := strconv.Atoi(fields[1])
+		switch fields[0] {
+		case "VmRSS:":
+			rss = n
+		case "VmHWM:":
+			hwm = n
+		}
+	}
+	return rss, hwm
+}
+
+// clusterOf is the EDS cluster of Service s.
+func clusterOf(s int) string { return ns + "." + apiv1.KubeUpstreamName(ns, serviceName(s), 80) }

@@ -1,0 +1,102 @@
+// Command kubebench measures the control plane's Kubernetes source at scale against a
+// real API server (internal/kubetest) and a real `gatehouse controlplane --kube`
+// process: 2,000 Services with 20,000 endpoints, a rolling update of one Service's 50
+// endpoints seen on a connected delta ADS client, 10,000 VirtualServices applied at
+// once until every status is written, and the control plane's RSS. Figures go to
+// stdout (BENCHMARKS.md has them); nothing here is a pass/fail test.
+//
+//	go run ./integration/kube/kubebench [-services 2000] [-endpoints 20000] [-vs 10000]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"gatehouse.dev/gatehouse/internal/kubetest"
+)
+
+const ns = "bench"
+
+type bench struct {
+	env      *kubetest.Env
+	client   kubernetes.Interface
+	dyn      dynamic.Interface
+	xdsAddr  string
+	cp       *exec.Cmd
+	services int
+}
+
+func main() {
+	services := flag.Int("services", 2000, "Services (one port each)")
+	endpoints := flag.Int("endpoints", 20000, "endpoints in all; the first Service has 50")
+	vss := flag.Int("vs", 10000, "VirtualServices applied at once")
+	flag.Parse()
+	if err := run(*services, *endpoints, *vss); err != nil {
+		fmt.Fprintln(os.Stderr, "kubebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(services, endpoints, vss int) error {
+	ctx := context.Background()
+	env, err := kubetest.Start()
+	if err != nil {
+		return err
+	}
+	defer env.Stop()
+	b := &bench{env: env, services: services}
+	if b.client, err = kubernetes.NewForConfig(env.Config); err != nil {
+		return err
+	}
+	if b.dyn, err = dynamic.NewForConfig(env.Config); err != nil {
+		return err
+	}
+	crds, err := env.CreateCRDs()
+	if err != nil {
+		return err
+	}
+	if err := env.WaitCRDs(ctx, crds); err != nil {
+		return err
+	}
+	fmt.Printf("kube-apiserver %s and etcd on loopback; %d Services, %d endpoints, %d VirtualServices\n", "v1.37", services, endpoints, vss)
+
+	start := time.Now()
+	if err := b.createServices(ctx, services, endpoints); err != nil {
+		return err
+	}
+	fmt.Printf("created %d Services and their EndpointSlices in %v\n", services, time.Since(start).Round(time.Millisecond))
+
+	if err := b.startControlplane(); err != nil {
+		return err
+	}
+	defer b.stopControlplane()
+	if err := b.rollingUpdate(ctx, services); err != nil {
+		return err
+	}
+	if err := b.applyVirtualServices(ctx, vss, services); err != nil {
+		return err
+	}
+	rss, hwm := b.rss()
+	fmt.Printf("control plane RSS %d MB (peak %d MB) with %d Services, %d endpoints and %d VirtualServices\n", rss>>10, hwm>>10, services, endpoints, vss)
+	return nil
+}
+
+// gatehouseBinary builds the gatehouse binary into a temporary folder.
+func gatehouseBinary() (string, error) {
+	dir, err := os.MkdirTemp("", "kubebench-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "gatehouse")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/gatehouse")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	return bin, cmd.Run()
+}

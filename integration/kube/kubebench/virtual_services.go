@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"gatehouse.dev/gatehouse/controlplane/kube"
+)
+
+func virtualService(i, services int) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.gatehouse.dev/v1", "kind": "VirtualService",
+		"metadata": map[string]any{"name": fmt.Sprintf("vs-%05d", i), "namespace": ns},
+		"spec": map[string]any{"virtualHost": map[string]any{
+			"domains": []any{fmt.Sprintf("vs-%05d.example.com", i)},
+			"routes": []any{map[string]any{
+				"matchers":    []any{map[string]any{"prefix": "/"}},
+				"routeAction": map[string]any{"single": map[string]any{"kube": map[string]any{"ref": map[string]any{"name": serviceName(i % services), "port": int64(80)}}}},
+			}},
+		}},
+	}}
+}
+
+// applyVirtualServices creates n VirtualServices at once (16 writers) and waits until
+// every one has its status written by the control plane.
+func (b *bench) applyVirtualServices(ctx context.Context, n, services int) error {
+	gvr := kube.Kinds[3].GVR
+	start := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for i := range n {
+		g.Go(func() error {
+			_, err := b.dyn.Resource(gvr).Namespace(ns).Create(gctx, virtualService(i, services), metav1.CreateOptions{})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	applied := time.Since(start)
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		list, err := b.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return err
+		}
+		done := 0
+		for _, vs := range list.Items {
+			if st, ok, _ := unstructured.NestedString(vs.Object, "status", "statuses", ns, "state"); ok && st == "Accepted" {
+				done++
+			}
+		}
+		if done == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d statuses written after 10 minutes", done, n)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	fmt.Printf("%d VirtualServices: created by 16 writers in %v; every status Accepted %v after the first create (%v after the last)\n",
+		n, applied.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), (time.Since(start) - applied).Round(time.Millisecond))
+	return nil
+}
