@@ -3,6 +3,7 @@ package kube
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -14,8 +15,10 @@ import (
 // converted is a custom resource decoded into its api/v1 type, remembered by the
 // resourceVersion it was decoded from so an unchanged object is not decoded again.
 type converted struct {
-	resourceVersion string
-	generation      int64
+	// fingerprint is the generation, labels and annotations decoded (a status write
+	// changes the resourceVersion, not them).
+	fingerprint string
+	generation  int64
 	// res is the last version that decoded (nil when none did).
 	res *source.Resource
 }
@@ -30,7 +33,8 @@ func Origin(kind, namespace, name string) string {
 // version that does not decode leaves the last one that did, and a Problem.
 func (s *Source) convert(k kind, u *unstructured.Unstructured) (*source.Resource, int64, *source.Problem) {
 	key := source.Key{APIVersion: k.APIVersion, Kind: k.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
-	if c, ok := s.converted[key]; ok && c.resourceVersion == u.GetResourceVersion() {
+	fp := strconv.FormatInt(u.GetGeneration(), 10) + "|" + metaFingerprint(u)
+	if c, ok := s.converted[key]; ok && c.fingerprint == fp {
 		return c.res, c.generation, nil
 	}
 	doc := map[string]any{
@@ -56,13 +60,19 @@ func (s *Source) convert(k kind, u *unstructured.Unstructured) (*source.Resource
 		return s.keepLast(key, &p)
 	}
 	res := &rs[0]
-	s.converted[key] = converted{resourceVersion: u.GetResourceVersion(), generation: u.GetGeneration(), res: res}
+	s.converted[key] = converted{fingerprint: fp, generation: u.GetGeneration(), res: res}
 	return res, u.GetGeneration(), nil
 }
 
 func (s *Source) keepLast(key source.Key, p *source.Problem) (*source.Resource, int64, *source.Problem) {
 	c := s.converted[key]
 	return c.res, c.generation, p
+}
+
+// metaFingerprint identifies the labels and annotations of u.
+func metaFingerprint(u *unstructured.Unstructured) string {
+	b, _ := json.Marshal([]any{u.GetLabels(), u.GetAnnotations()}) // map keys sorted
+	return string(b)
 }
 
 func metadataOf(u *unstructured.Unstructured) map[string]any {

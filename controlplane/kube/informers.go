@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -49,11 +50,18 @@ func startInformers(ctx context.Context, o Options, notify func()) (*informers, 
 	}
 	inf := &informers{crs: map[schema.GroupVersionResource][]cache.SharedIndexInformer{}}
 	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { notify() },
-		UpdateFunc: func(any, any) { notify() },
+		AddFunc: func(any) { notify() },
+		UpdateFunc: func(old, cur any) {
+			if !statusOnly(old, cur) {
+				notify()
+			}
+		},
 		DeleteFunc: func(any) { notify() },
 	}
 	add := func(i cache.SharedIndexInformer) (cache.SharedIndexInformer, error) {
+		if err := i.SetTransform(stripManagedFields); err != nil {
+			return nil, fmt.Errorf("kube: %w", err)
+		}
 		if _, err := i.AddEventHandler(handler); err != nil {
 			return nil, fmt.Errorf("kube: %w", err)
 		}
@@ -162,4 +170,22 @@ func (inf *informers) slicesOf(namespace, service string) []*discoveryv1.Endpoin
 		}
 	}
 	return out
+}
+
+// stripManagedFields drops metadata.managedFields from what the informers keep: nothing
+// reads them, and at 10,000 resources they are a good part of the cache's memory.
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// statusOnly says an update of a custom resource changed neither its spec (its
+// generation) nor its labels and annotations: the status writes of the control plane
+// itself, which must not run the pipeline again.
+func statusOnly(old, cur any) bool {
+	o, ok1 := old.(*unstructured.Unstructured)
+	c, ok2 := cur.(*unstructured.Unstructured)
+	return ok1 && ok2 && o.GetGeneration() == c.GetGeneration() && metaFingerprint(o) == metaFingerprint(c)
 }
