@@ -3,6 +3,7 @@ package translate
 import (
 	"maps"
 	"strconv"
+	"strings"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -85,6 +86,7 @@ func (c *Cache) Envoy(p *Proxy) Resources {
 		if p.Extauthz != nil {
 			key += "|" + p.Extauthz.Cluster + "|" + p.Extauthz.Timeout.String()
 		}
+		key += "|" + listenerOptionsKey(l.VirtualHosts)
 		if key != rc.listenerKey {
 			rc.listenerKey, rc.listener = key, EnvoyListener(l, p.Extauthz)
 		}
@@ -147,4 +149,25 @@ func (c *Cache) ExtAuthConfigs(cfgs []*extauthv1.ExtAuthConfig) map[string]types
 		c.extOut = maps.Clone(c.extByID)
 	}
 	return c.extOut
+}
+
+// listenerOptionsKey identifies what the listener's option filters are built from: which
+// filters are needed and the content of every VirtualService with jwt (its providers
+// are listener config). One pass over the virtual hosts, no message built.
+func listenerOptionsKey(vhosts []*VirtualHost) string {
+	n := needsOf(vhosts)
+	var b strings.Builder
+	for _, f := range []bool{n.extract, n.lua, n.rbac} {
+		b.WriteString(strconv.FormatBool(f))
+	}
+	last := ""
+	for _, vh := range vhosts {
+		for _, r := range vh.Routes {
+			if r.Options != nil && len(r.Options.JWT) > 0 && vh.Name != last {
+				last = vh.Name
+				b.WriteString("|" + vh.Name + "@" + vh.Hash)
+			}
+		}
+	}
+	return b.String()
 }

@@ -21,11 +21,13 @@ const (
 )
 
 // EnvoyListener builds the listener of l: an HTTP connection manager taking route
-// configuration l.RouteConfig over ADS, with ext_authz (when ext is set) then router.
+// configuration l.RouteConfig over ADS, with the filters its routes' options need
+// (header_to_metadata, Lua, jwt_authn, rbac; docs/route-options.md says why in that
+// order), ext_authz (when ext is set), then router.
 // ext_authz fails closed: a check that errors or times out denies; it sends headers in
 // their raw form (encode_raw_headers).
 func EnvoyListener(l *Listener, ext *Extauthz) *listenerv3.Listener {
-	var filters []*hcmv3.HttpFilter
+	filters := optionFilters(needsOf(l.VirtualHosts))
 	if ext != nil {
 		filters = append(filters, &hcmv3.HttpFilter{
 			Name: ExtAuthzFilterName,

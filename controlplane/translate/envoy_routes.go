@@ -1,6 +1,7 @@
 package translate
 
 import (
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	extauthzv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -14,6 +15,7 @@ var authzDisabled = mustAny(&extauthzv3.ExtAuthzPerRoute{Override: &extauthzv3.E
 // AuthConfig's id as the config_id context extension; open routes disable ext_authz.
 func EnvoyVirtualHost(vh *VirtualHost) *routev3.VirtualHost {
 	out := &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains, Routes: make([]*routev3.Route, 0, len(vh.Routes))}
+	opts := map[*RouteOptions]*envoyRouteOptions{}
 	for _, r := range vh.Routes {
 		authz := authzDisabled
 		if r.AuthConfig != "" {
@@ -21,13 +23,27 @@ func EnvoyVirtualHost(vh *VirtualHost) *routev3.VirtualHost {
 				CheckSettings: &extauthzv3.CheckSettings{ContextExtensions: map[string]string{ConfigIDKey: r.AuthConfig}},
 			}})
 		}
+		perFilter := map[string]*anypb.Any{ExtAuthzFilterName: authz}
+		var md *corev3.Metadata
+		if r.Options != nil {
+			eo := opts[r.Options]
+			if eo == nil {
+				eo = buildRouteOptions(r.Options)
+				opts[r.Options] = eo
+			}
+			for k, v := range eo.perFilter {
+				perFilter[k] = v
+			}
+			md = eo.metadata
+		}
 		out.Routes = append(out.Routes, &routev3.Route{
-			Name:  r.Name,
-			Match: &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: r.Prefix}},
+			Name:     r.Name,
+			Metadata: md,
+			Match:    &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: r.Prefix}},
 			Action: &routev3.Route_Route{Route: &routev3.RouteAction{
 				ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: r.Cluster},
 			}},
-			TypedPerFilterConfig:   map[string]*anypb.Any{ExtAuthzFilterName: authz},
+			TypedPerFilterConfig:   perFilter,
 			RequestHeadersToRemove: r.RequestHeadersToRemove,
 		})
 	}

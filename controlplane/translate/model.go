@@ -53,6 +53,8 @@ type Route struct {
 	// AuthConfig is the config_id of the AuthConfig securing it; "" when open.
 	AuthConfig             string   `json:"authConfig,omitempty"`
 	RequestHeadersToRemove []string `json:"requestHeadersToRemove,omitempty"`
+	// Options are jwt, rbac and early transformations; nil without any.
+	Options *RouteOptions `json:"options,omitempty"`
 }
 
 // Cluster is the translation of one Upstream.

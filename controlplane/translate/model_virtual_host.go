@@ -46,7 +46,7 @@ func VirtualHostOf(vs *apiv1.VirtualService, hash string) (*VirtualHost, error) 
 // modelRoutes adds one Route per matcher of r (a route without matchers matches "/").
 func modelRoutes(vh *VirtualHost, ns string, r apiv1.Route, path string, errs *fieldErrors) {
 	cluster := modelDestination(vh, ns, r.RouteAction, path+".routeAction", errs)
-	authConfig, remove := modelOptions(vh, ns, r.Options, path+".options", errs)
+	authConfig, remove, opts := modelOptions(vh, ns, r.Options, path, errs)
 	matchers := r.Matchers
 	if len(matchers) == 0 {
 		matchers = []apiv1.Matcher{{Prefix: "/"}}
@@ -58,7 +58,7 @@ func modelRoutes(vh *VirtualHost, ns string, r apiv1.Route, path string, errs *f
 			continue
 		}
 		vh.Routes = append(vh.Routes, &Route{Name: name, Prefix: m.Prefix, Cluster: cluster,
-			AuthConfig: authConfig, RequestHeadersToRemove: remove})
+			AuthConfig: authConfig, RequestHeadersToRemove: remove, Options: opts})
 	}
 }
 
@@ -96,12 +96,13 @@ func modelDestination(vh *VirtualHost, ns string, ra *apiv1.RouteAction, path st
 	return ClusterName(id)
 }
 
-// modelOptions returns the route's AuthConfig id and the headers to remove. Options not
-// translated yet reject the route: ignoring an RBAC or JWT block would open it.
-func modelOptions(vh *VirtualHost, ns string, o *apiv1.RouteOptions, path string, errs *fieldErrors) (string, []string) {
+// modelOptions returns the route's AuthConfig id, the headers to remove and its other
+// options. routePath is the route's field path; its options are under ".options".
+func modelOptions(vh *VirtualHost, ns string, o *apiv1.RouteOptions, routePath string, errs *fieldErrors) (string, []string, *RouteOptions) {
 	if o == nil {
-		return "", nil
+		return "", nil, nil
 	}
+	path := routePath + ".options"
 	var authConfig string
 	var remove []string
 	if o.Extauth != nil && o.Extauth.ConfigRef != nil {
@@ -122,22 +123,14 @@ func modelOptions(vh *VirtualHost, ns string, o *apiv1.RouteOptions, path string
 	}
 	if o.JWT != nil {
 		for _, name := range sortedKeys(o.JWT.Providers) {
-			if j := o.JWT.Providers[name].JWKS; j != nil && j.Remote != nil {
+			if j := o.JWT.Providers[name].JWKS; j != nil && j.Remote != nil && j.Remote.UpstreamRef.Name != "" {
 				vh.Refs = append(vh.Refs, Ref{Kind: apiv1.KindUpstream, ID: j.Remote.UpstreamRef.ID(ns),
 					Path: path + ".jwt.providers." + name + ".jwks.remote.upstreamRef"})
 			}
 		}
 	}
-	unsupported := []struct {
-		name string
-		set  bool
-	}{{"stagedTransformations", o.StagedTransformations != nil}, {"jwt", o.JWT != nil}, {"rbac", o.RBAC != nil}}
-	for _, u := range unsupported {
-		if u.set {
-			errs.add(path+"."+u.name, "not supported yet; the route is not served rather than served without it")
-		}
-	}
-	return authConfig, remove
+	key := vh.Name + "/" + strings.TrimPrefix(routePath, "spec.virtualHost.")
+	return authConfig, remove, modelRouteOptions(vh, ns, o, key, path, errs)
 }
 
 func validHeaderName(v string) bool {
