@@ -2,8 +2,11 @@ package devgateway
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
 	"net/http/httputil"
+	"strconv"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"github.com/rs/zerolog"
@@ -67,6 +70,9 @@ func (e *engine) serve(t *table, w http.ResponseWriter, r *http.Request) {
 	if r.Header.Get("X-Request-Id") == "" && !t.noRequestID {
 		r.Header.Set("X-Request-Id", newRequestID())
 	}
+	if !e.routeOptions(rt, w, r) {
+		return
+	}
 	var respHeaders []*corev3.HeaderValueOption
 	if rt.authz && t.authz != nil {
 		var allowed bool
@@ -88,6 +94,56 @@ func (e *engine) serve(t *table, w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := context.WithValue(r.Context(), ctxKey{}, target{addr: addr, http2: up.http2, respHeaders: respHeaders})
 	e.proxy.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// jwtMetadataNamespace is where jwt_authn leaves a verified payload (its
+// payload_in_metadata key inside), which RBAC principals match.
+const jwtMetadataNamespace = "envoy.filters.http.jwt_authn"
+
+// routeOptions runs the filters before ext_authz in their order: extraction, the early
+// Lua stage, jwt_authn, rbac. A denial is answered on w and false returned.
+func (e *engine) routeOptions(rt *route, w http.ResponseWriter, r *http.Request) bool {
+	md := dynMetadata{}
+	runExtract(rt.extract, r, md)
+	if rt.lua != nil {
+		runLua(rt.lua, r, md)
+	}
+	if rt.jwtReq != "" {
+		out, err := verifyJWT(r.Context(), rt.jwt, r)
+		if err != nil {
+			e.log.Debug().Str("route", rt.name).Str("reason", err.Error()).Msg("jwt_authn denied")
+			realm := `Bearer realm="` + scheme(r) + "://" + r.Host + r.URL.EscapedPath() + `"`
+			if !errors.Is(err, errJwtMissing) {
+				realm += `, error="invalid_token"`
+			}
+			w.Header().Set("Www-Authenticate", realm)
+			writeLocal(w, http.StatusUnauthorized, err.Error())
+			return false
+		}
+		if out.payloadKey != "" {
+			md.set(jwtMetadataNamespace, out.payloadKey, out.payload)
+		}
+	}
+	if rt.rbac != nil && !rt.rbac.allows(r, md) {
+		writeLocal(w, http.StatusForbidden, rbacDeniedBody)
+		return false
+	}
+	return true
+}
+
+// writeLocal answers as Envoy's local replies do: text/plain with the body.
+func writeLocal(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
+func scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // authorize runs the Check. It applies an OK answer's headers to r and returns the

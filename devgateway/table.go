@@ -75,6 +75,11 @@ type route struct {
 	authz    bool              // false when ext_authz is disabled for the route
 	ext      map[string]string // context extensions sent with the Check
 	removeHd []string          // lower case
+	extract  []extractRule     // header_to_metadata, nil for none
+	lua      *luaStage         // the early-stage Lua data, nil for none
+	jwtReq   string            // the jwt_authn requirement, "" for none
+	jwt      []*jwtProvider    // its providers, any one of which must verify
+	rbac     *rbacRules        // nil: no RBAC on the route
 }
 
 func (r *route) matches(path string) bool {

@@ -118,9 +118,14 @@ func (p *Proxy) assemble(l *listenerSpec) (*listenerTable, []string) {
 		if rs.ignorePort {
 			t.port = portStripAny
 		}
-		names := rs.clusters
+		names := slices.Clone(rs.clusters)
 		if h.authz != nil {
-			names = append(slices.Clone(names), h.authz.cluster)
+			names = append(names, h.authz.cluster)
+		}
+		if h.opts.jwt != nil {
+			for _, ps := range h.opts.jwt.providers {
+				names = append(names, ps.cluster)
+			}
 		}
 		for _, name := range names {
 			up, why := p.upstream(name)
@@ -139,7 +144,8 @@ func (p *Proxy) assemble(l *listenerSpec) (*listenerTable, []string) {
 				rawHeaders: a.rawHeaders,
 			}
 		}
-		t.hosts = rs.vhosts(authzName)
+		t.hosts = rs.vhosts(authzName, h.opts)
+		missing = append(missing, p.resolveJWT(t, h.opts.jwt)...)
 		ct := &chainTable{serverNames: c.serverNames, t: t}
 		if c.secret != "" {
 			if s := p.secrets[c.secret]; s == nil || s.cert == nil {
@@ -168,4 +174,58 @@ func (p *Proxy) upstream(name string) (*upstream, string) {
 		}
 	}
 	return &upstream{addrs: addrs, http2: cs.http2}, ""
+}
+
+// resolveJWT gives each route of t with a jwt requirement its providers, each with the
+// key set it shares with every provider fetching the same URI through the same cluster.
+// It returns the key sets whose first fetch has not finished: the listener waits for
+// them (started here; rebuild runs again when one finishes). Caller holds p.mu.
+func (p *Proxy) resolveJWT(t *table, spec *jwtFilterSpec) []string {
+	if spec == nil {
+		return nil
+	}
+	built := map[string]*jwtProvider{}
+	var missing []string
+	provider := func(name string) *jwtProvider {
+		if jp, ok := built[name]; ok {
+			return jp
+		}
+		ps := spec.providers[name]
+		if ps == nil {
+			return nil
+		}
+		key := ps.uri + "|" + ps.cluster + "|" + ps.timeout.String() + "|" + ps.cacheFor.String()
+		set := p.jwks[key]
+		if set == nil {
+			set = newJWKSSet(ps.uri, ps.cluster, ps.timeout, ps.cacheFor)
+			p.jwks[key] = set
+		}
+		if up := t.clusters[ps.cluster]; up != nil {
+			set.up.Store(up)
+			if !set.firstFetchDone() {
+				missing = append(missing, "key set "+ps.uri)
+				set.startFirst(func() {
+					p.mu.Lock()
+					defer p.mu.Unlock()
+					p.rebuild()
+				})
+			}
+		}
+		jp := &jwtProvider{name: name, issuer: ps.issuer, headers: ps.headers, keys: set, claims: ps.claims, payloadKey: ps.payloadKey, forward: ps.forward}
+		built[name] = jp
+		return jp
+	}
+	for _, v := range t.hosts {
+		for _, r := range v.routes {
+			if r.jwtReq == "" {
+				continue
+			}
+			for _, n := range spec.reqs[r.jwtReq] {
+				if jp := provider(n); jp != nil {
+					r.jwt = append(r.jwt, jp)
+				}
+			}
+		}
+	}
+	return missing
 }

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	jwtv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
+	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	discoveryv3 "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
@@ -142,14 +142,14 @@ func TestProxyOverADS(t *testing.T) {
 	})
 
 	t.Run("a refused listener is NACKed and the last config keeps serving", func(t *testing.T) {
-		bad := hcm(t, "http", &hcmv3.HttpFilter{Name: "envoy.filters.http.jwt_authn", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &jwtv3.JwtAuthentication{})}},
+		bad := hcm(t, "http", &hcmv3.HttpFilter{Name: "envoy.filters.http.fault", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &faultv3.HTTPFault{})}},
 			extAuthzFilter(t, "ns.extauth", time.Second), routerFilter(t))
 		rs := base(b)
 		rs[4] = listenerWith(t, "http", devgateway.HTTPPort, bad)
 		cp.set(t, "gateway-1", "3", rs...)
 		eventually(t, "the NACK", func() bool {
 			for _, n := range cp.nacked() {
-				if strings.Contains(n, "filter envoy.filters.http.jwt_authn") {
+				if strings.Contains(n, "filter envoy.filters.http.fault") {
 					return true
 				}
 			}

@@ -32,6 +32,7 @@ type hcmSpec struct {
 	rds         string     // the RouteConfiguration to take over RDS
 	inline      *routeSpec // or the one inline
 	authz       *authzSpec // nil without an ext_authz filter
+	opts        optionFilters
 	port        portMode
 	noRequestID bool
 }
@@ -178,46 +179,67 @@ func parseHCM(h *hcmv3.HttpConnectionManager, path string, pr *problems) *hcmSpe
 	case h.GetRouteConfig() != nil:
 		s.inline = parseRouteConfig(h.GetRouteConfig(), join(path, "route_config"), pr)
 	}
-	s.authz = parseHTTPFilters(h.GetHttpFilters(), join(path, "http_filters"), pr)
+	s.authz, s.opts = parseHTTPFilters(h.GetHttpFilters(), join(path, "http_filters"), pr)
 	return s
 }
 
-// parseHTTPFilters accepts ext_authz (at most once) followed by the router, last. Any
-// other filter is refused: serving without a filter the control plane asked for could
-// let a request through that the filter would stop.
-func parseHTTPFilters(fs []*hcmv3.HttpFilter, path string, pr *problems) *authzSpec {
+// parseHTTPFilters accepts, each at most once and in this order, header_to_metadata,
+// Gatehouse's early-stage Lua, jwt_authn, rbac and ext_authz, then the router, last.
+// Any other filter or order is refused: serving without a filter the control plane asked
+// for, or in another order, could let a request through that the filters would stop.
+func parseHTTPFilters(fs []*hcmv3.HttpFilter, path string, pr *problems) (*authzSpec, optionFilters) {
 	var authz *authzSpec
+	var opts optionFilters
+	last := -1
 	for i, f := range fs {
 		fp := fmt.Sprintf("%s[%d]", path, i)
+		tp := join(fp, "typed_config")
 		pr.only(f, fp, "name", "typed_config", "is_optional")
-		last := i == len(fs)-1
+		rank := -1
 		switch f.GetTypedConfig().GetTypeUrl() {
+		case "type.googleapis.com/envoy.extensions.filters.http.header_to_metadata.v3.Config":
+			rank, opts.extract = rankExtract, f.GetName()
+			parseHeaderToMetadata(f, tp, pr)
+		case "type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua":
+			rank, opts.lua = rankLua, f.GetName()
+			parseLua(f, tp, pr)
+		case "type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication":
+			rank, opts.jwt = rankJWT, parseJWTFilter(f, tp, pr)
+		case "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC":
+			rank, opts.rbac = rankRBAC, f.GetName()
+			parseRBACFilter(f, tp, pr)
 		case "type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz":
-			if authz != nil {
-				pr.addf(fp, "a second ext_authz filter is not supported")
-			}
-			authz = parseExtAuthz(f, join(fp, "typed_config"), pr)
-			if last {
-				pr.addf(fp, "the router must be the last filter")
-			}
+			rank, authz = rankAuthz, parseExtAuthz(f, tp, pr)
 		case "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router":
-			if !last {
-				pr.addf(fp, "the router must be the last filter")
-			}
+			rank = rankRouter
 			var r routerv3.Router
 			if err := unpackTyped(f.GetTypedConfig(), &r); err != nil {
 				pr.addf(fp, "%v", err)
 			}
-			pr.only(&r, join(fp, "typed_config"), "dynamic_stats", "start_child_span", "suppress_envoy_headers")
+			pr.only(&r, tp, "dynamic_stats", "start_child_span", "suppress_envoy_headers")
 		default:
 			pr.addf(fp, "filter %s (%s) is not supported by the dev gateway; refused rather than served without it",
 				f.GetName(), f.GetTypedConfig().GetTypeUrl())
+			continue
+		}
+		switch {
+		case rank == rankRouter && i != len(fs)-1:
+			pr.addf(fp, "the router must be the last filter")
+		case last == rankRouter:
+		case rank == last:
+			pr.addf(fp, "a second %s filter is not supported", f.GetName())
+		case rank < last:
+			pr.addf(fp, "%s comes after a filter it must precede (order: header_to_metadata, lua, jwt_authn, rbac, ext_authz, router)", f.GetName())
+		}
+		last = max(last, rank)
+		if i == len(fs)-1 && rank != rankRouter {
+			pr.addf(fp, "the router must be the last filter")
 		}
 	}
 	if len(fs) == 0 {
 		pr.addf(path, "the router filter is required")
 	}
-	return authz
+	return authz, opts
 }
 
 func parseExtAuthz(f *hcmv3.HttpFilter, path string, pr *problems) *authzSpec {

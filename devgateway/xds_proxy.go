@@ -50,6 +50,7 @@ type Proxy struct {
 	clusters  map[string]*clusterSpec
 	endpoints map[string][]string
 	secrets   map[string]*secretSpec
+	jwks      map[string]*jwksSet // remote key sets, kept across config changes
 	waiting   map[uint32]string // what each port last waited for, to log changes only
 }
 
@@ -58,7 +59,7 @@ func NewProxy(o ProxyOptions) *Proxy {
 	if len(o.Ports) == 0 {
 		o.Ports = []uint32{HTTPPort, HTTPSPort}
 	}
-	p := &Proxy{log: o.Log, eng: newEngine(o.Log), pool: newConnPool(), ports: map[uint32]*atomic.Pointer[listenerTable]{}, waiting: map[uint32]string{}}
+	p := &Proxy{log: o.Log, eng: newEngine(o.Log), pool: newConnPool(), ports: map[uint32]*atomic.Pointer[listenerTable]{}, waiting: map[uint32]string{}, jwks: map[string]*jwksSet{}}
 	for _, port := range o.Ports {
 		p.ports[port] = &atomic.Pointer[listenerTable]{}
 	}

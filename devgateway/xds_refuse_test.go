@@ -10,7 +10,7 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	extauthzv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
-	jwtv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
+	faultv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/fault/v3"
 	routerv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
@@ -59,10 +59,10 @@ func TestProxyRefuses(t *testing.T) {
 		{
 			name: "an unknown HTTP filter",
 			res: withHCM(func(h *hcmv3.HttpConnectionManager) {
-				jwt := &hcmv3.HttpFilter{Name: "envoy.filters.http.jwt_authn", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &jwtv3.JwtAuthentication{})}}
-				h.HttpFilters = append([]*hcmv3.HttpFilter{jwt}, h.HttpFilters...)
+				fault := &hcmv3.HttpFilter{Name: "envoy.filters.http.fault", ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(t, &faultv3.HTTPFault{})}}
+				h.HttpFilters = append([]*hcmv3.HttpFilter{fault}, h.HttpFilters...)
 			}),
-			wantErr: "listener http: filter_chains[0].filters[0].typed_config.http_filters[0]: filter envoy.filters.http.jwt_authn (type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication) is not supported",
+			wantErr: "listener http: filter_chains[0].filters[0].typed_config.http_filters[0]: filter envoy.filters.http.fault (type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault) is not supported",
 		},
 		{
 			name: "a filter after the router",

@@ -6,6 +6,9 @@ import (
 
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	extauthzv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
+	h2mv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/header_to_metadata/v3"
+	jwtv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
+	rbacfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
@@ -15,7 +18,7 @@ type routeSpec struct {
 	name       string
 	ignorePort bool
 	removeHd   []string
-	perFilter  map[string]*authzPer
+	perFilter  map[string]*perFilter
 	hosts      []*vhostSpec
 	clusters   []string // every cluster a route sends to
 }
@@ -24,14 +27,32 @@ type vhostSpec struct {
 	name      string
 	domains   []string
 	removeHd  []string
-	perFilter map[string]*authzPer
+	perFilter map[string]*perFilter
 	routes    []*routeSpecEntry
 }
 
 type routeSpecEntry struct {
-	route     route // without the ext_authz settings
-	perFilter map[string]*authzPer
+	route     route // without the per-filter settings
+	lua       *luaStage
+	perFilter map[string]*perFilter
 }
+
+// perFilter is one filter's per-route config; one field is set, by its type.
+type perFilter struct {
+	authz   *authzPer
+	extract []extractRule // header_to_metadata Config
+	jwt     *jwtPer
+	rbac    *rbacPer
+}
+
+// jwtPer is a jwt_authn PerRouteConfig.
+type jwtPer struct {
+	disabled    bool
+	requirement string
+}
+
+// rbacPer is an RBACPerRoute; nil rules disable the filter for the route.
+type rbacPer struct{ rules *rbacRules }
 
 // authzPer is one ExtAuthzPerRoute.
 type authzPer struct {
@@ -85,6 +106,7 @@ func parseRoute(r *routev3.Route, path string, pr *problems) *routeSpecEntry {
 	e := &routeSpecEntry{
 		route:     route{name: r.GetName(), removeHd: lower(r.GetRequestHeadersToRemove())},
 		perFilter: parsePerFilter(r.GetTypedPerFilterConfig(), join(path, "typed_per_filter_config"), pr),
+		lua:       routeLua(r.GetMetadata(), join(path, "metadata"), pr),
 	}
 	m := r.GetMatch()
 	pr.only(m, join(path, "match"), "prefix", "path", "path_separated_prefix", "case_sensitive")
@@ -112,51 +134,97 @@ func parseRoute(r *routev3.Route, path string, pr *problems) *routeSpecEntry {
 	return e
 }
 
-// parsePerFilter reads typed_per_filter_config: ExtAuthzPerRoute under any filter name,
-// nothing else (another filter's per-route config means a filter the gateway lacks).
-func parsePerFilter(m map[string]*anypb.Any, path string, pr *problems) map[string]*authzPer {
+// parsePerFilter reads typed_per_filter_config: the per-route configs of ext_authz,
+// header_to_metadata, jwt_authn and rbac under any filter name, nothing else (another
+// filter's per-route config means a filter the gateway lacks).
+func parsePerFilter(m map[string]*anypb.Any, path string, pr *problems) map[string]*perFilter {
 	if len(m) == 0 {
 		return nil
 	}
-	out := map[string]*authzPer{}
+	out := map[string]*perFilter{}
 	for name, a := range m {
 		fp := path + "[" + name + "]"
-		var per extauthzv3.ExtAuthzPerRoute
-		if err := unpackTyped(a, &per); err != nil {
-			pr.addf(fp, "%v", err)
-			continue
+		switch a.GetTypeUrl() {
+		case "type.googleapis.com/envoy.extensions.filters.http.header_to_metadata.v3.Config":
+			var c h2mv3.Config
+			if err := unpackTyped(a, &c); err != nil {
+				pr.addf(fp, "%v", err)
+				continue
+			}
+			out[name] = &perFilter{extract: parseExtractRules(&c, fp, pr)}
+		case "type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig":
+			var c jwtv3.PerRouteConfig
+			if err := unpackTyped(a, &c); err != nil {
+				pr.addf(fp, "%v", err)
+				continue
+			}
+			out[name] = &perFilter{jwt: &jwtPer{disabled: c.GetDisabled(), requirement: c.GetRequirementName()}}
+		case "type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBACPerRoute":
+			var c rbacfilterv3.RBACPerRoute
+			if err := unpackTyped(a, &c); err != nil {
+				pr.addf(fp, "%v", err)
+				continue
+			}
+			out[name] = &perFilter{rbac: &rbacPer{rules: parseRBACPerRoute(&c, fp, pr)}}
+		default:
+			var per extauthzv3.ExtAuthzPerRoute
+			if err := unpackTyped(a, &per); err != nil {
+				pr.addf(fp, "%v", err)
+				continue
+			}
+			if cs := per.GetCheckSettings(); cs != nil {
+				pr.only(cs, join(fp, "check_settings"), "context_extensions", "disable_request_body_buffering")
+			}
+			out[name] = &perFilter{authz: &authzPer{disabled: per.GetDisabled(), ext: per.GetCheckSettings().GetContextExtensions()}}
 		}
-		if cs := per.GetCheckSettings(); cs != nil {
-			pr.only(cs, join(fp, "check_settings"), "context_extensions", "disable_request_body_buffering")
-		}
-		out[name] = &authzPer{disabled: per.GetDisabled(), ext: per.GetCheckSettings().GetContextExtensions()}
 	}
 	return out
 }
 
 // vhosts builds the virtual hosts for a filter chain whose ext_authz filter is named
-// authzName ("" for none). Per-route settings go from least to most specific, as in
-// Envoy: context extensions merge, the most specific one says whether it is disabled.
-func (s *routeSpec) vhosts(authzName string) []*vhost {
+// authzName ("" for none) and whose option filters are opts. Per-route settings go from
+// least to most specific, as in Envoy: ext_authz context extensions merge and the most
+// specific one says whether it is disabled; for the other filters the most specific
+// config wins. A route's jwt requirement is returned by name, resolved by the caller.
+func (s *routeSpec) vhosts(authzName string, opts optionFilters) []*vhost {
 	var out []*vhost
+	jwtName := ""
+	if opts.jwt != nil {
+		jwtName = opts.jwt.name
+	}
 	for _, vs := range s.hosts {
 		v := &vhost{name: vs.name, domains: vs.domains}
 		for _, e := range vs.routes {
 			rt := e.route
 			rt.authz = true
 			rt.removeHd = append(append(append([]string(nil), e.route.removeHd...), vs.removeHd...), s.removeHd...)
-			for _, layer := range []map[string]*authzPer{s.perFilter, vs.perFilter, e.perFilter} {
+			if opts.lua != "" {
+				rt.lua = e.lua
+			}
+			for _, layer := range []map[string]*perFilter{s.perFilter, vs.perFilter, e.perFilter} {
+				if per := layer[opts.extract]; per != nil && opts.extract != "" && per.extract != nil {
+					rt.extract = per.extract
+				}
+				if per := layer[jwtName]; per != nil && jwtName != "" && per.jwt != nil {
+					rt.jwtReq = per.jwt.requirement
+					if per.jwt.disabled {
+						rt.jwtReq = ""
+					}
+				}
+				if per := layer[opts.rbac]; per != nil && opts.rbac != "" && per.rbac != nil {
+					rt.rbac = per.rbac.rules
+				}
 				per, ok := layer[authzName]
-				if !ok || authzName == "" {
+				if !ok || authzName == "" || per.authz == nil {
 					continue
 				}
-				rt.authz = !per.disabled
-				if len(per.ext) > 0 {
+				rt.authz = !per.authz.disabled
+				if len(per.authz.ext) > 0 {
 					merged := map[string]string{}
 					for k, val := range rt.ext {
 						merged[k] = val
 					}
-					for k, val := range per.ext {
+					for k, val := range per.authz.ext {
 						merged[k] = val
 					}
 					rt.ext = merged
