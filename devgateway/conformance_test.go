@@ -241,4 +241,3 @@ func serveResources(t *testing.T, resources xds.Resources) string {
 	eventually(t, "the listener served", func() bool { return px.Ready(devgateway.HTTPPort) })
 	return "http://" + lis.Addr().String()
 }
-

@@ -51,7 +51,7 @@ type Proxy struct {
 	endpoints map[string][]string
 	secrets   map[string]*secretSpec
 	jwks      map[string]*jwksSet // remote key sets, kept across config changes
-	waiting   map[uint32]string // what each port last waited for, to log changes only
+	waiting   map[uint32]string   // what each port last waited for, to log changes only
 }
 
 // NewProxy returns a Proxy with no config: every port answers 503.
