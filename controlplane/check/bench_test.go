@@ -21,9 +21,19 @@ import (
 // each, one secured), plus the extauth Upstream. Every brokenEvery-th VirtualService
 // (none when 0) routes to an Upstream that does not exist.
 func resources(n, brokenEvery int) map[string][]byte {
+	files := map[string][]byte{"extauth.yaml": []byte("apiVersion: core.gatehouse.dev/v1\nkind: Upstream\nmetadata: {name: extauth, namespace: gatehouse-system}\nspec: {static: {hosts: [{addr: 127.0.0.1, port: 8083}]}}\n")}
 	var b strings.Builder
-	b.WriteString("apiVersion: core.gatehouse.dev/v1\nkind: Upstream\nmetadata: {name: extauth, namespace: gatehouse-system}\nspec: {static: {hosts: [{addr: 127.0.0.1, port: 8083}]}}\n")
+	// A file per 500 services keeps each under the source's size limit.
+	flush := func(i int) {
+		if b.Len() > 0 {
+			files[fmt.Sprintf("services-%05d.yaml", i)] = []byte(b.String())
+			b.Reset()
+		}
+	}
 	for i := range n {
+		if i%500 == 0 {
+			flush(i)
+		}
 		fmt.Fprintf(&b, `---
 apiVersion: core.gatehouse.dev/v1
 kind: Upstream
@@ -49,7 +59,8 @@ spec:
         options: {extauth: {configRef: {name: auth-%d}}}
 `, i, i/250, i%250, i, i, i, i, i, target(i, brokenEvery), i)
 	}
-	return map[string][]byte{"resources.yaml": []byte(b.String())}
+	flush(n)
+	return files
 }
 
 func target(i, brokenEvery int) string {
