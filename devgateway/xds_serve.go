@@ -15,7 +15,8 @@ import (
 // Serve serves the Envoy listener on port (HTTPPort, HTTPSPort, ...) on lis until ctx
 // ends. Until that listener has a complete config every request is answered 503; a TLS
 // listener's connections are TLS, with the certificate of the filter chain the client's
-// server name selects.
+// server name selects. When ctx ends it stops accepting and returns once the requests
+// in flight have finished (at most 5 s).
 func (p *Proxy) Serve(ctx context.Context, port uint32, lis net.Listener) error {
 	slot, ok := p.ports[port]
 	if !ok {
@@ -26,15 +27,22 @@ func (p *Proxy) Serve(ctx context.Context, port uint32, lis net.Listener) error 
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(p.log.With().Uint32("port", port).Logger(), "", 0),
 	}
+	drained := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
+		defer close(drained)
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if srv.Shutdown(sctx) != nil {
 			_ = srv.Close()
 		}
 	})
-	defer stop()
 	err := srv.Serve(&switchListener{Listener: lis, slot: slot})
+	// Serve returns as soon as Shutdown closes the listener; return only once the
+	// requests in flight are drained, so whoever waits on Serve can then stop what is
+	// behind the gateway.
+	if !stop() {
+		<-drained
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

@@ -89,9 +89,15 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 	handle := xdsclient.ExtAuthHandler(ex.reg, ex.metrics.SetStatus)
 
 	g, ctx := errgroup.WithContext(ctx)
-	cp.serve(ctx, g, src)
+	// Shutdown goes front to back: the gateway stops accepting and drains its in-flight
+	// requests first, and only then do extauth, the upstream and the control plane stop,
+	// so a request that passed auth is not cut off by the upstream closing under it.
+	back, stopBack := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBack()
+	var front sync.WaitGroup
+	cp.serve(back, g, src)
 	g.Go(func() error {
-		return xdsclient.Run(ctx, xdsclient.Options{
+		return xdsclient.Run(back, xdsclient.Options{
 			Addr: xdsAddr, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, Log: ex.log,
 			Handle: func(typeURL string, res map[string]*anypb.Any) error {
 				err := handle(typeURL, res)
@@ -101,23 +107,30 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 		})
 	})
 	g.Go(func() error {
-		return xdsclient.Run(ctx, xdsclient.Options{
+		return xdsclient.Run(back, xdsclient.Options{
 			Addr: xdsAddr, Role: xds.DefaultProxyRole, Types: xds.ProxyTypes, Log: gwLog, Handle: proxy.Handle,
 		})
 	})
-	ex.serve(ctx, g)
+	ex.serve(back, g)
 	if o.echo != "" {
-		serveHTTP(ctx, g, devLog, "echo upstream", o.echo, devgateway.Echo())
+		serveHTTP(back, g, devLog, "echo upstream", o.echo, devgateway.Echo())
 	}
 	waitReady(ctx, devLog, applied, proxy)
-	if err := serveProxy(ctx, g, gwLog, proxy, devgateway.HTTPPort, o.listen); err != nil {
+	if err := serveProxy(ctx, g, &front, gwLog, proxy, devgateway.HTTPPort, o.listen); err != nil {
 		return err
 	}
 	if o.https != "" {
-		if err := serveProxy(ctx, g, gwLog, proxy, devgateway.HTTPSPort, o.https); err != nil {
+		if err := serveProxy(ctx, g, &front, gwLog, proxy, devgateway.HTTPSPort, o.https); err != nil {
 			return err
 		}
 	}
+	// Started after every front server is counted, so Wait cannot miss one.
+	g.Go(func() error {
+		<-ctx.Done()
+		front.Wait()
+		stopBack()
+		return nil
+	})
 	return g.Wait()
 }
 
@@ -172,13 +185,18 @@ func devSource(log zerolog.Logger, o devOptions, extauthAddr string) (source.Sou
 	return &source.Mapped{Source: src, Map: targets}, nil
 }
 
-// serveProxy serves the gateway's Envoy listener port on addr in g.
-func serveProxy(ctx context.Context, g *errgroup.Group, log zerolog.Logger, p *devgateway.Proxy, port uint32, addr string) error {
+// serveProxy serves the gateway's Envoy listener port on addr in g, counted in front
+// until it has drained.
+func serveProxy(ctx context.Context, g *errgroup.Group, front *sync.WaitGroup, log zerolog.Logger, p *devgateway.Proxy, port uint32, addr string) error {
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
 	log.Info().Str("listen", lis.Addr().String()).Uint32("envoy_port", port).Msg("gateway serving")
-	g.Go(func() error { return p.Serve(ctx, port, lis) })
+	front.Add(1)
+	g.Go(func() error {
+		defer front.Done()
+		return p.Serve(ctx, port, lis)
+	})
 	return nil
 }

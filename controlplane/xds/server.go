@@ -68,7 +68,7 @@ type Server struct {
 func NewServer(o Options) *Server {
 	s := &Server{
 		o:       o,
-		log:     o.Log.With().Str("component", "xds").Logger(),
+		log:     o.Log.With().Str("subsystem", "xds").Logger(), // the caller's logger names the component
 		metrics: newMetrics(o.Registerer),
 		prefix:  strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
 		roles:   map[string]*role{},

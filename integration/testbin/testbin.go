@@ -195,3 +195,16 @@ func (p *Process) Kill() {
 	_ = p.cmd.Process.Kill()
 	<-p.done
 }
+
+// Signal sends sig to the process.
+func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Wait waits until the process has exited, failing the test after timeout.
+func (p *Process) Wait(t testing.TB, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		t.Fatalf("testbin: the process did not exit within %s\n%s", timeout, p.Output())
+	}
+}
