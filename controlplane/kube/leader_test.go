@@ -80,16 +80,9 @@ func TestLeaderElection(t *testing.T) {
 		t.Errorf("lease held by %v, want b", l.Spec.HolderIdentity)
 	}
 
-	cur, err := dyn.Resource(gvr("Upstream")).Namespace(ns).Get(ctx, "backend", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unstructured.SetNestedSlice(cur.Object, []any{map[string]any{"addr": "127.0.0.1", "port": int64(10)}}, "spec", "static", "hosts"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := dyn.Resource(gvr("Upstream")).Namespace(ns).Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	update(t, "Upstream", ns, "backend", func(u *unstructured.Unstructured) error {
+		return unstructured.SetNestedSlice(u.Object, []any{map[string]any{"addr": "127.0.0.1", "port": int64(10)}}, "spec", "static", "hosts")
+	})
 	u = waitStatus(t, "Upstream", ns, "backend", "Accepted", 2, "")
 	if got := statusWriters(u); !got["gatehouse-b"] {
 		t.Errorf("status written by %v after the failover, want b among them", got)

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	"gatehouse.dev/gatehouse/controlplane/kube"
@@ -86,4 +87,26 @@ func object(t *testing.T, doc string) *unstructured.Unstructured {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// update edits the latest version of a custom resource, again when the control plane's
+// status write got in between.
+func update(t *testing.T, kind, ns, name string, edit func(u *unstructured.Unstructured) error) {
+	t.Helper()
+	_, dyn := env.Clients(t)
+	ri := dyn.Resource(gvr(kind)).Namespace(ns)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := ri.Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if err := edit(cur); err != nil {
+			return err
+		}
+		_, err = ri.Update(context.Background(), cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("updating %s %s/%s: %v", kind, ns, name, err)
+	}
 }

@@ -96,16 +96,9 @@ func TestStatusWriteBack(t *testing.T) {
 	waitStatus(t, "Upstream", ns, "backend", "Accepted", 1, "")
 	waitStatus(t, "VirtualService", ns, "shop", "Accepted", 1, "")
 
-	cur, err := vsc.Get(ctx, "shop", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unstructured.SetNestedStringSlice(cur.Object, []string{"shop.example", "www.shop.example"}, "spec", "virtualHost", "domains"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := vsc.Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	update(t, "VirtualService", ns, "shop", func(u *unstructured.Unstructured) error {
+		return unstructured.SetNestedStringSlice(u.Object, []string{"shop.example", "www.shop.example"}, "spec", "virtualHost", "domains")
+	})
 	settled := waitStatus(t, "VirtualService", ns, "shop", "Accepted", 2, "")
 
 	// An unrelated change runs the pipeline again (and the writer resyncs every
