@@ -13,16 +13,18 @@ import (
 
 func checkCommand(stdout, _ io.Writer) *cobra.Command {
 	var (
-		admin, output string
-		exclude       []string
-		readOnly      bool
+		admin, output         string
+		exclude               []string
+		readOnly, kube        bool
+		kubeconfig, namespace string
 	)
 	cmd := &cobra.Command{
 		Use:   "check [-o text|json] [-x check,...]",
 		Short: "Check the health of the control plane's resources, proxies and xDS clients (exit 1 on errors)",
 		Long: "Reads one health snapshot from the control plane's admin server (--admin) and checks, in order:\n" +
-			"deployments (the control plane read every file; an extauth server and every gateway proxy follow\n" +
-			"it), upstreams, auth configs, secrets, virtual services (each Accepted), proxies (published) and\n" +
+			"deployments (with --kube, every Deployment of --namespace has its replicas available; the control\n" +
+			"plane read every file; an extauth server and every gateway proxy follow it), pods (with --kube:\n" +
+			"running and ready, or why not), upstreams, auth configs, secrets, virtual services (each Accepted), proxies (published) and\n" +
 			"xds (every client ACKed the latest version, none rejected anything). Exit status: 0 healthy,\n" +
 			"1 errors found (in json mode too), 2 the check could not run. check never changes anything;\n" +
 			"--read-only is accepted so scripts written for clusters keep working.",
@@ -43,7 +45,14 @@ func checkCommand(stdout, _ io.Writer) *cobra.Command {
 			case err != nil:
 				return exit(2, fmt.Errorf("check: %w", err))
 			}
-			r := check.Run(h, err, check.Options{Exclude: exclude})
+			if kube && h != nil {
+				w, err := kubeWorkloads(cmd.Context(), kubeconfig, namespace)
+				if err != nil {
+					return exit(2, fmt.Errorf("check: %w", err))
+				}
+				h.Workloads = w
+			}
+			r := check.Run(h, err, check.Options{Exclude: exclude, Kubernetes: kube})
 			write := r.WriteText
 			if output == "json" {
 				write = r.WriteJSON
@@ -61,5 +70,8 @@ func checkCommand(stdout, _ io.Writer) *cobra.Command {
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
 	cmd.Flags().StringSliceVarP(&exclude, "exclude", "x", nil, "checks to skip, comma separated")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "change nothing (check never does)")
+	cmd.Flags().BoolVar(&kube, "kube", false, "also check the Deployments and Pods of --namespace in Kubernetes")
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "gatehouse-system", "namespace of the Gatehouse deployments (with --kube)")
 	return cmd
 }

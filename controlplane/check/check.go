@@ -88,15 +88,18 @@ func Run(h *Health, fetchErr error, o Options) Report {
 	return r
 }
 
-// Health is what the checks read: the health view and its status.
+// Health is what the checks read: the health view and its status, and on Kubernetes
+// the workloads.
 type Health struct {
 	Status snapshots.Status
 	Data   snapshots.HealthData
+	// Workloads are nil unless checking Kubernetes.
+	Workloads *Workloads
 }
 
 var checks = map[string]func(*Health) (errs, warns []string){
 	"deployments":      deployments,
-	"pods":             func(*Health) ([]string, []string) { return nil, nil },
+	"pods":             pods,
 	"upstreams":        kind("Upstream"),
 	"auth-configs":     kind("AuthConfig"),
 	"secrets":          kind("Secret"),

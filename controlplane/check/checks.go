@@ -51,9 +51,13 @@ func kind(k string) func(*Health) ([]string, []string) {
 	}
 }
 
-// deployments checks the control plane read every file and its Settings, an extauth
-// server follows it when any AuthConfig exists, and every proxy has a client.
+// deployments checks (on Kubernetes) every Deployment has its replicas available, the
+// control plane read every file and its Settings, an extauth server follows it when any
+// AuthConfig exists, and every proxy has a client.
 func deployments(h *Health) (errs, warns []string) {
+	if h.Workloads != nil {
+		errs = append(errs, workloadDeployments(h.Workloads)...)
+	}
 	for _, p := range h.Data.Problems {
 		errs = append(errs, "control plane: cannot read "+p.String()+" (its last good resources keep serving)")
 	}
