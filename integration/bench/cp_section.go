@@ -104,8 +104,6 @@ func measureScale(ctx context.Context, o cpOptions, bins binaries, procs *procSe
 	defer procs.stop(cp.proc)
 	defer cp.close()
 	sc.ReadyExtauth, sc.ReadyProxy = cp.readyExtauth, cp.readyProxy
-	progress(fmt.Sprintf("controlplane: %d services: first complete state extauth %s, proxy %s (CPU %s, others %.0f%%)",
-		n, sc.ReadyExtauth.Round(time.Millisecond), sc.ReadyProxy.Round(time.Millisecond), sc.CPUReady.Round(time.Millisecond), 100*sc.OtherReady))
 	pid := cp.proc.cmd.Process.Pid
 	if sc.CPUReady, err = clock.used(pid); err != nil {
 		return sc, err
@@ -116,6 +114,8 @@ func measureScale(ctx context.Context, o cpOptions, bins binaries, procs *procSe
 	if sc.RSSReady, err = rss(pid); err != nil {
 		return sc, err
 	}
+	progress(fmt.Sprintf("controlplane: %d services: first complete state extauth %s, proxy %s (CPU %s, others %.0f%%)",
+		n, sc.ReadyExtauth.Round(time.Millisecond), sc.ReadyProxy.Round(time.Millisecond), sc.CPUReady.Round(time.Millisecond), 100*sc.OtherReady))
 	ed := &editor{dir: dir, n: n, cp: cp}
 	for _, k := range cpKinds {
 		s, err := ed.measure(ctx, k, o.edits, clock)
