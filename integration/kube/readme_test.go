@@ -46,12 +46,21 @@ func TestReadmeKubernetesSession(t *testing.T) {
 		}
 	}
 
-	// What the controlplane Deployment runs, in place of its pod.
-	testbin.Start(t, []string{"POD_NAMESPACE=gatehouse-system", "KUBECONFIG=" + env.Kubeconfig}, gh, "controlplane", "--kube",
+	// What the controlplane Deployment runs, in place of its pod, as its ServiceAccount:
+	// the chart's RBAC must be enough to watch, discover, elect and write statuses.
+	token := strings.TrimSpace(sh(t, env.Kubectl, "create", "token", "controlplane", "-n", "gatehouse-system"))
+	saConfig, err := env.KubeconfigFor("controlplane", token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := testbin.Start(t, []string{"POD_NAMESPACE=gatehouse-system"}, gh, "controlplane", "--kube", "--kubeconfig", saConfig,
 		"--xds-listen", testbin.FreeAddr(t), "--admin-listen", testbin.FreeAddr(t))
 
 	sh(t, env.Kubectl, "apply", "-f", filepath.Join(root, "examples", "kube", "echo.yaml"))
 	kubetest.Eventually(t, "kubectl get vs shows Accepted", func() error {
+		if strings.Contains(cp.Output(), "forbidden") {
+			t.Fatalf("the control plane's ServiceAccount lacks a permission:\n%s", cp.Output())
+		}
 		got := sh(t, env.Kubectl, "get", "vs", "-n", "default")
 		lines := strings.Split(strings.TrimSpace(got), "\n")
 		if len(lines) != 2 || !strings.Contains(lines[0], "STATUS") || !strings.HasPrefix(lines[1], "echo ") || !strings.Contains(lines[1], "Accepted") {

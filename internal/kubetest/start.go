@@ -140,13 +140,24 @@ func (e *Env) logTail(name string) string {
 }
 
 func (e *Env) writeKubeconfig() error {
+	e.Kubeconfig = filepath.Join(e.Dir, "kubeconfig")
+	return e.writeKubeconfigFile(e.Kubeconfig, e.Config.BearerToken)
+}
+
+// KubeconfigFor writes a kubeconfig that authenticates with token (a ServiceAccount's,
+// say, to run a component with exactly its RBAC) and returns its path.
+func (e *Env) KubeconfigFor(name, token string) (string, error) {
+	path := filepath.Join(e.Dir, "kubeconfig-"+name)
+	return path, e.writeKubeconfigFile(path, token)
+}
+
+func (e *Env) writeKubeconfigFile(path, token string) error {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: e.Config.Host, InsecureSkipTLSVerify: true}
-	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: e.Config.BearerToken}
-	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "admin", Namespace: "default"}
+	cfg.AuthInfos["user"] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts["test"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "user", Namespace: "default"}
 	cfg.CurrentContext = "test"
-	e.Kubeconfig = filepath.Join(e.Dir, "kubeconfig")
-	return clientcmd.WriteToFile(*cfg, e.Kubeconfig)
+	return clientcmd.WriteToFile(*cfg, path)
 }
 
 func freePorts(n int) ([]int, error) {
