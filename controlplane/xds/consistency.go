@@ -31,9 +31,9 @@ type change struct {
 	// repoint are unchanged resources given as new pointers, remembered so that the
 	// next Publish finds them by pointer.
 	repoint map[key]types.Resource
-	// vhosts are the checked virtual hosts of the route configurations in upsert, and
-	// routes how their references change.
-	vhosts  map[string]vhostMemo
+	// parts are how the checked virtual hosts of the route configurations in upsert
+	// change, and routes how their references do.
+	parts   map[string]partEdit
 	routes  map[string]*routeDelta
 	desired Resources
 }

@@ -79,7 +79,7 @@ func (s *Server) Publish(roleName string, r Resources) error {
 
 // diff compares r with what is served, inspecting what is new or changed.
 func (rl *role) diff(r Resources) (*change, []error) {
-	c := &change{upsert: map[key]served{}, remove: map[key]served{}, repoint: map[key]types.Resource{}, vhosts: map[string]vhostMemo{}, routes: map[string]*routeDelta{}, desired: r}
+	c := &change{upsert: map[key]served{}, remove: map[key]served{}, repoint: map[key]types.Resource{}, parts: map[string]partEdit{}, routes: map[string]*routeDelta{}, desired: r}
 	var errs []error
 	for _, typ := range roleTypes(rl.name) {
 		old := rl.served[typ]
@@ -155,8 +155,11 @@ func (rl *role) record(c *change) {
 			delete(rl.routeRefs, k.name)
 		}
 	}
-	for name, memo := range c.vhosts {
-		rl.vhosts[name] = memo
+	for name, e := range c.parts {
+		if rl.vhosts[name] == nil {
+			rl.vhosts[name] = vhostMemo{}
+		}
+		e.apply(rl.vhosts[name])
 	}
 	for name, d := range c.routes {
 		if rl.routeRefs[name] == nil {

@@ -42,23 +42,21 @@ type routeDelta struct {
 	gained, lost []key
 }
 
-// newRouteDelta compares the parts of a route configuration as served (old) with
-// those of its next version: parts present in both (the same virtual host pointer)
-// reference the same resources and are skipped.
-func newRouteDelta(counts refCounts, old, next vhostMemo) *routeDelta {
+// newRouteDelta is how the references of a route configuration whose parts as
+// served are memo change with edit: the parts it adds count, those it drops no longer
+// do; parts it keeps (the same virtual host pointer) reference the same resources.
+func newRouteDelta(counts refCounts, memo vhostMemo, edit partEdit) *routeDelta {
 	d := &routeDelta{old: counts, delta: map[key]int{}}
-	count := func(parts, other vhostMemo, sign int) {
-		for vh, info := range parts {
-			if _, kept := other[vh]; kept && vh != nil {
-				continue
-			}
-			for _, ref := range info.refs {
-				d.delta[ref] += sign
-			}
+	for _, info := range edit.add {
+		for _, ref := range info.refs {
+			d.delta[ref]++
 		}
 	}
-	count(next, old, +1)
-	count(old, next, -1)
+	for _, vh := range edit.drop {
+		for _, ref := range memo[vh].refs {
+			d.delta[ref]--
+		}
+	}
 	for ref, n := range d.delta {
 		was := counts[ref]
 		switch {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/controlplane/xds/xdstest"
@@ -76,6 +77,10 @@ func TestRouteReferencesFollowEditedVirtualHosts(t *testing.T) {
 			vhosts: []*route.VirtualHost{vh[0], vh[2], vh[3]},
 		},
 		{
+			name:   "reordered",
+			vhosts: []*route.VirtualHost{vh[3], vh[0], vh[2]},
+		},
+		{
 			name: "a cluster removed that the remaining one uses",
 			edit: func(r xds.Resources) { withoutService(r, 2) },
 			want: `route configuration "http" references cluster "bench.svc-00002", which is removed`,
@@ -109,6 +114,16 @@ func TestRouteReferencesFollowEditedVirtualHosts(t *testing.T) {
 			}
 			if err == nil {
 				state = next
+			}
+			// What is served is the route configuration now in state, virtual hosts in
+			// order (with only a name beside them, its serialization is the canonical one).
+			rc := state[xds.RouteType][xdstest.RouteName].(*route.RouteConfiguration)
+			b, merr := cachev3.MarshalResource(rc)
+			if merr != nil {
+				t.Fatal(merr)
+			}
+			if got, want := s.Version(xds.DefaultProxyRole, xds.RouteType, xdstest.RouteName), cachev3.HashResource(b); got != want {
+				t.Errorf("served route configuration version %s, want %s (the hash of what is in state)", got, want)
 			}
 		})
 	}

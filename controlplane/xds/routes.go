@@ -65,19 +65,26 @@ func (rl *role) diffRoutes(c *change, name string, res types.Resource, old serve
 	w := &walker{}
 	w.message("", shallow.ProtoReflect())
 	memo := rl.vhosts[name]
-	next := make(vhostMemo, len(rc.GetVirtualHosts())+1)
-	next[nil] = vhostInfo{refs: w.refs} // the references of the rest of it
-	for i, vh := range rc.GetVirtualHosts() {
+	var oldVHs []*route.VirtualHost
+	if known {
+		oldVHs = old.res.(*route.RouteConfiguration).GetVirtualHosts()
+	}
+	vhs := rc.GetVirtualHosts()
+	maybeNew, maybeGone := changedPositions(memo, oldVHs, vhs)
+	edit := partEdit{add: vhostMemo{nil: {refs: w.refs}}, drop: []*route.VirtualHost{nil}} // nil: the rest of it
+	present := make(map[*route.VirtualHost]bool, len(maybeNew))
+	for _, i := range maybeNew {
+		vh := vhs[i]
 		path := "virtual_hosts[" + strconv.Itoa(i) + "]"
 		if vh == nil {
 			w.errs = append(w.errs, fmt.Errorf("%s: is nil", path))
 			continue
 		}
-		if info, ok := memo[vh]; ok {
-			next[vh] = info
+		present[vh] = true
+		if _, ok := memo[vh]; ok {
 			continue
 		}
-		if _, ok := next[vh]; ok { // the same pointer twice in one configuration
+		if _, ok := edit.add[vh]; ok { // the same pointer twice in one configuration
 			continue
 		}
 		if err := validate(vh); err != nil {
@@ -92,30 +99,93 @@ func (rl *role) diffRoutes(c *change, name string, res types.Resource, old serve
 			w.errs = append(w.errs, fmt.Errorf("%s: marshaling: %w", path, err))
 			continue
 		}
-		next[vh] = vhostInfo{refs: vw.refs, wire: b}
+		edit.add[vh] = vhostInfo{refs: vw.refs, wire: b}
 	}
 	if len(w.errs) > 0 {
 		return joinErrs(w.errs)
 	}
-	wire := wireRoutes(rc, shallow, next)
+	for _, vh := range maybeGone {
+		if !present[vh] {
+			edit.drop = append(edit.drop, vh)
+		}
+	}
+	wire := wireRoutes(rc, shallow, func(vh *route.VirtualHost) []byte {
+		if info, ok := edit.add[vh]; ok {
+			return info.wire
+		}
+		return memo[vh].wire
+	})
 	// Its references are kept in parts (route_refs.go), not in served.refs.
 	c.upsert[key{RouteType, name}] = served{res: res, wire: wire, version: lazyVersion(wire)}
-	c.vhosts[name] = next
-	c.routes[name] = newRouteDelta(rl.routeRefs[name], memo, next)
+	c.parts[name] = edit
+	c.routes[name] = newRouteDelta(rl.routeRefs[name], memo, edit)
 	return nil
 }
 
+// partEdit is how the parts of a served route configuration change: the virtual
+// hosts new to it, and those it no longer has. The rest of it (the nil key) is
+// always replaced.
+type partEdit struct {
+	add  vhostMemo
+	drop []*route.VirtualHost
+}
+
+// apply makes e of the parts m of a route configuration as served.
+func (e partEdit) apply(m vhostMemo) {
+	for _, vh := range e.drop {
+		delete(m, vh)
+	}
+	for vh, info := range e.add {
+		m[vh] = info
+	}
+}
+
+// changedPositions are the positions of next that may hold virtual hosts new to the
+// served route configuration (whose parts are memo and virtual hosts old), and the
+// old virtual hosts that may be gone. The translation rebuilds the list of virtual
+// hosts but shares the unchanged ones, so comparing position by position finds an
+// edit without hashing ten thousand pointers; when old holds a pointer twice (memo
+// has fewer parts than positions) or nothing was served, every position is looked at.
+func changedPositions(memo vhostMemo, old, next []*route.VirtualHost) (maybeNew []int, maybeGone []*route.VirtualHost) {
+	if memo == nil || len(memo) != len(old)+1 {
+		maybeNew = make([]int, len(next))
+		for i := range next {
+			maybeNew[i] = i
+		}
+		for vh := range memo {
+			if vh != nil {
+				maybeGone = append(maybeGone, vh)
+			}
+		}
+		return maybeNew, maybeGone
+	}
+	for i := range max(len(old), len(next)) {
+		switch {
+		case i >= len(next):
+			maybeGone = append(maybeGone, old[i])
+		case i >= len(old):
+			maybeNew = append(maybeNew, i)
+		case old[i] != next[i]:
+			maybeNew = append(maybeNew, i)
+			maybeGone = append(maybeGone, old[i])
+		}
+	}
+	return maybeNew, maybeGone
+}
+
 // wireRoutes is rc as handed to the cache: shallow (rc without its virtual hosts)
-// carrying the serialized virtual hosts, in order, as unknown fields.
-func wireRoutes(rc, shallow *route.RouteConfiguration, vhosts vhostMemo) *route.RouteConfiguration {
+// carrying the serialized virtual hosts (wireOf), in order, as unknown fields.
+func wireRoutes(rc, shallow *route.RouteConfiguration, wireOf func(*route.VirtualHost) []byte) *route.RouteConfiguration {
+	wires := make([][]byte, len(rc.GetVirtualHosts()))
 	size := len(rc.ProtoReflect().GetUnknown())
-	for _, vh := range rc.GetVirtualHosts() {
-		size += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(vhosts[vh].wire))
+	for i, vh := range rc.GetVirtualHosts() {
+		wires[i] = wireOf(vh)
+		size += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(wires[i]))
 	}
 	raw := make([]byte, 0, size)
-	for _, vh := range rc.GetVirtualHosts() {
+	for _, b := range wires {
 		raw = protowire.AppendTag(raw, virtualHostsField, protowire.BytesType)
-		raw = protowire.AppendBytes(raw, vhosts[vh].wire)
+		raw = protowire.AppendBytes(raw, b)
 	}
 	raw = append(raw, rc.ProtoReflect().GetUnknown()...)
 	shallow.ProtoReflect().SetUnknown(raw)
