@@ -114,10 +114,15 @@ func runExtauthXDS(ctx context.Context, log zerolog.Logger, o extauthOptions) er
 		return err
 	}
 	g, ctx := errgroup.WithContext(ctx)
+	versions := newAppliedVersions(ex.registerer)
 	g.Go(func() error {
 		return xdsclient.Run(ctx, xdsclient.Options{
 			Addr: o.xds, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, Log: log,
-			Handle: xdsclient.ExtAuthHandler(ex.reg, ex.metrics.SetStatus),
+			Handle: xdsclient.ExtAuthHandler(ex.reg, func(st []server.Status) {
+				ex.metrics.SetStatus(st)
+				versions.statuses(st)
+			}),
+			Applied: versions.applied,
 		})
 	})
 	ex.serve(ctx, g)
@@ -136,6 +141,8 @@ type extauth struct {
 	authz    *server.Authorizer
 	lis      net.Listener
 	tracing  *tracing.Tracing
+	// registerer takes the metrics of the parts wired after newExtauth.
+	registerer prometheus.Registerer
 }
 
 func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
@@ -161,7 +168,7 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 	authz = server.NewAuthorizer(reg, log, m)
 	return &extauth{
 		log: log, o: o, reg: reg, plugins: plugins, metrics: m, gatherer: promReg, lis: lis,
-		grpc: server.NewGRPCServer(authz, obs.interceptor()), authz: authz, tracing: tr,
+		grpc: server.NewGRPCServer(authz, obs.interceptor()), authz: authz, tracing: tr, registerer: promReg,
 	}, nil
 }
 

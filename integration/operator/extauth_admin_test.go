@@ -1,12 +1,14 @@
 package operator_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 
+	"gatehouse.dev/gatehouse/controlplane/snapshots"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/integration/testbin"
 )
@@ -67,6 +69,18 @@ spec: {static: {hosts: [{addr: %s, port: %s}]}}
 	_, metrics, _ := httpDo(http.MethodGet, "http://"+admin+"/metrics", "")
 	if !strings.Contains(metrics, `gatehouse_extauth_step_seconds_count{config_id="gatehouse-system.plugin-auth",step="`) {
 		t.Errorf("extauth /metrics lacks the step latency of plugin-auth")
+	}
+
+	// The version extauth applied is the one the control plane serves.
+	var served map[string]map[string]map[string]struct {
+		Version string `json:"version"`
+	}
+	if _, err := snapshots.Fetch(context.Background(), cp.admin, "/snapshots/xds?role=extauth", &served); err != nil {
+		t.Fatal(err)
+	}
+	v := served[xds.RoleExtauth][xds.ExtAuthConfigType]["gatehouse-system.plugin-auth"].Version
+	if want := fmt.Sprintf(`gatehouse_extauth_xds_config_version{config_id="gatehouse-system.plugin-auth",version=%q} 1`, v); v == "" || !strings.Contains(metrics, want) {
+		t.Errorf("extauth /metrics lacks %s", want)
 	}
 
 	if code, body, _ := httpDo(http.MethodPut, "http://"+admin+"/logging", `{"level":"debug"}`); code != 200 || !jsonEqual(body, `{"level":"debug"}`) {

@@ -37,6 +37,9 @@ type Options struct {
 	// err.Error() as error_detail (the client still records what the server sent; the
 	// handler keeps whatever it serves).
 	Handle func(typeURL string, resources map[string]*anypb.Any) error
+	// Applied, when set, is called after each Handle with the version the server gave
+	// every resource of the type and what Handle returned (nil: ACKed).
+	Applied func(typeURL string, versions map[string]string, err error)
 
 	// MinBackoff and MaxBackoff bound the wait before reconnecting (defaults 250ms, 15s);
 	// the wait doubles on every failed attempt, with jitter, and starts again from

@@ -74,6 +74,9 @@ func (c *client) handle(resp *discovery.DeltaDiscoveryResponse) *discovery.Delta
 		err = errors.New("type not subscribed to")
 	} else {
 		err = c.o.Handle(resp.GetTypeUrl(), ts.snapshot())
+		if c.o.Applied != nil {
+			c.o.Applied(resp.GetTypeUrl(), maps.Clone(ts.versions), err)
+		}
 	}
 	if err != nil {
 		c.log.Warn().Str("type", resp.GetTypeUrl()).Str("nonce", resp.GetNonce()).Str("detail", err.Error()).Msg("rejecting the control plane's response")
