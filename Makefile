@@ -55,17 +55,21 @@ bench: deps kube-assets
 PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 CRD_DIR := deploy/helm/gatehouse/crds
+# The gateway proxies' bootstrap in the chart, with placeholders the chart fills in.
+ENVOY_BOOTSTRAP := deploy/helm/gatehouse/files/envoy-bootstrap.yaml
 
 generate:
 	$(GO) install $(PROTOC_GEN_GO)
 	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I api -I /usr/include --go_out=. --go_opt=module=gatehouse.dev/gatehouse api/extauth/v1/extauth.proto
 	rm -f $(CRD_DIR)/*.yaml
 	$(GO) run $(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/kube/... output:crd:dir=$(CRD_DIR)
+	$(GO) run ./cmd/gatehouse envoy bootstrap --xds controlplane.gh-release-namespace.svc.cluster.local:9977 \
+		--role gh-release-namespace~gh-proxy-name --node-id gateway-proxy > $(ENVOY_BOOTSTRAP)
 
 # The checked-in generated code must be what `make generate` writes.
 check-generated: generate
 	@git diff --exit-code -- api/extauth/v1/ || { echo "api/extauth/v1 is stale: run make generate and commit"; exit 1; }
-	@git diff --exit-code -- $(CRD_DIR) && test -z "$$(git ls-files --others --exclude-standard $(CRD_DIR))" || { echo "$(CRD_DIR) is stale: run make generate and commit"; exit 1; }
+	@git diff --exit-code -- $(CRD_DIR) $(ENVOY_BOOTSTRAP) && test -z "$$(git ls-files --others --exclude-standard $(CRD_DIR))" || { echo "$(CRD_DIR) or $(ENVOY_BOOTSTRAP) is stale: run make generate and commit"; exit 1; }
 
 clean:
 	rm -rf $(BIN)

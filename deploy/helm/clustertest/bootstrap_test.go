@@ -1,7 +1,10 @@
 package clustertest_test
 
 import (
+	"os/exec"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3" // resolves the bootstrap's typed options
@@ -9,12 +12,14 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
-// TestGatewayProxyBootstrap: the bootstrap ConfigMap of every gateway proxy is an Envoy
-// bootstrap Envoy's own validation accepts, naming the proxy's role and ADS on the
-// control plane.
+// TestGatewayProxyBootstrap: the bootstrap ConfigMap of every gateway proxy is what
+// `gatehouse envoy bootstrap` prints for its role and the release's control plane, and a
+// bootstrap Envoy's own validation accepts.
 func TestGatewayProxyBootstrap(t *testing.T) {
+	gh := testbin.Gatehouse(t)
 	objs, err := render(t, "gatehouse-system", fullValues)
 	if err != nil {
 		t.Fatal(err)
@@ -28,6 +33,14 @@ func TestGatewayProxyBootstrap(t *testing.T) {
 		delete(want, o.GetName())
 		t.Run(o.GetName(), func(t *testing.T) {
 			data, _ := o.Object["data"].(map[string]any)
+			printed, err := exec.Command(gh, "envoy", "bootstrap", "--xds", "controlplane.gatehouse-system.svc.cluster.local:9977",
+				"--role", role, "--node-id", "gateway-proxy").Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(printed), data["envoy.yaml"]); diff != "" {
+				t.Errorf("the chart's bootstrap differs from gatehouse envoy bootstrap's (-command +chart); run make generate:\n%s", diff)
+			}
 			js, err := yaml.YAMLToJSON([]byte(data["envoy.yaml"].(string)))
 			if err != nil {
 				t.Fatal(err)
@@ -42,7 +55,7 @@ func TestGatewayProxyBootstrap(t *testing.T) {
 			if got := b.GetNode().GetMetadata().GetFields()[xds.RoleKey].GetStringValue(); got != role {
 				t.Errorf("node role %q, want %q", got, role)
 			}
-			if got := b.GetDynamicResources().GetAdsConfig().GetGrpcServices()[0].GetEnvoyGrpc().GetClusterName(); got != "gatehouse-xds" {
+			if got := b.GetDynamicResources().GetAdsConfig().GetGrpcServices()[0].GetEnvoyGrpc().GetClusterName(); got != "xds_cluster" {
 				t.Errorf("ADS cluster %q", got)
 			}
 			addr := b.GetStaticResources().GetClusters()[0].GetLoadAssignment().GetEndpoints()[0].GetLbEndpoints()[0].GetEndpoint().GetAddress().GetSocketAddress()

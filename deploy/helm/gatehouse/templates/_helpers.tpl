@@ -87,3 +87,14 @@ unless config.authConfigs or config.configMap give a file.
 {{- printf "controlplane.%s.svc.cluster.local:9977" .Release.Namespace -}}
 {{- end -}}
 {{- end }}
+
+{{/*
+gatehouse.envoyBootstrap is a gateway proxy's Envoy bootstrap, from (dict "root" $ "name"
+PROXY): files/envoy-bootstrap.yaml, which `make generate` writes with `gatehouse envoy
+bootstrap` (so the chart and the command never differ), for the control plane of the
+release namespace and the role <namespace>~<proxy>. Envoy's --service-node gives each pod
+its own node id.
+*/}}
+{{- define "gatehouse.envoyBootstrap" -}}
+{{- .root.Files.Get "files/envoy-bootstrap.yaml" | replace "gh-proxy-name" .name | replace "gh-release-namespace" .root.Release.Namespace -}}
+{{- end }}
