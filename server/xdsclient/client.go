@@ -19,6 +19,11 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
+// MaxMessageSize bounds one xDS response. gRPC's default of 4 MiB is about what the
+// route configuration of 10,000 VirtualServices takes (it is one resource), so the
+// client accepts far more, as Envoy does.
+const MaxMessageSize = 256 << 20
+
 // Options configure Run.
 type Options struct {
 	// Addr is the control plane's ADS address, e.g. 127.0.0.1:9977.
@@ -62,7 +67,8 @@ func Run(ctx context.Context, o Options) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	conn, err := grpc.NewClient(o.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(o.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize)))
 	if err != nil {
 		return fmt.Errorf("xdsclient: %s: %w", o.Addr, err)
 	}
