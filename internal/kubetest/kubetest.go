@@ -39,6 +39,8 @@ type Env struct {
 	Kubectl string
 
 	etcd, apiserver *exec.Cmd
+	// exited is closed when the process has ended, by process.
+	exited map[*exec.Cmd]chan struct{}
 }
 
 // Main starts an API server into *env, runs the tests and stops it. A server that cannot
@@ -91,8 +93,7 @@ func (e *Env) Stop() {
 	for _, c := range []*exec.Cmd{e.apiserver, e.etcd} {
 		if c != nil && c.Process != nil {
 			_ = c.Process.Signal(os.Interrupt)
-			done := make(chan struct{})
-			go func() { _ = c.Wait(); close(done) }()
+			done := e.exited[c]
 			select {
 			case <-done:
 			case <-time.After(10 * time.Second):

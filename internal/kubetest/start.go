@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,16 +28,23 @@ func Start() (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "gatehouse-kube-")
-	if err != nil {
-		return nil, err
+	// The ports are free when chosen, but another process may take one before etcd or
+	// kube-apiserver binds it: a start that fails is tried again on new ports.
+	var errs []error
+	for range 3 {
+		dir, err := os.MkdirTemp("", "gatehouse-kube-")
+		if err != nil {
+			return nil, err
+		}
+		e := &Env{Dir: dir, Kubectl: filepath.Join(assets, "kubectl")}
+		if err := e.start(assets); err != nil {
+			errs = append(errs, err)
+			e.Stop()
+			continue
+		}
+		return e, nil
 	}
-	e := &Env{Dir: dir, Kubectl: filepath.Join(assets, "kubectl")}
-	if err := e.start(assets); err != nil {
-		e.Stop()
-		return nil, err
-	}
-	return e, nil
+	return nil, errors.Join(errs...)
 }
 
 func (e *Env) start(assets string) error {
@@ -100,6 +108,12 @@ func (e *Env) run(bin, logName string, args ...string) (*exec.Cmd, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
+	if e.exited == nil {
+		e.exited = map[*exec.Cmd]chan struct{}{}
+	}
+	done := make(chan struct{})
+	e.exited[cmd] = done
+	go func() { _ = cmd.Wait(); log.Close(); close(done) }()
 	return cmd, nil
 }
 
@@ -112,9 +126,6 @@ func (e *Env) waitReady() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	for {
-		if e.apiserver.ProcessState != nil {
-			break
-		}
 		resp, err := client.Get(e.Config.Host + "/readyz")
 		if err == nil {
 			resp.Body.Close()
@@ -125,10 +136,13 @@ func (e *Env) waitReady() error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("kube-apiserver not ready after 90s; its log: %s", e.logTail("kube-apiserver.log"))
+		case <-e.exited[e.apiserver]:
+			return fmt.Errorf("kube-apiserver exited; its log: %s", e.logTail("kube-apiserver.log"))
+		case <-e.exited[e.etcd]:
+			return fmt.Errorf("etcd exited; its log: %s", e.logTail("etcd.log"))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("kube-apiserver exited; its log: %s", e.logTail("kube-apiserver.log"))
 }
 
 func (e *Env) logTail(name string) string {
