@@ -52,6 +52,8 @@ type Loader struct {
 	refused  map[string]error     // by sha256: content that will never load here
 	inflight map[string]chan bool // by sha256: checks under way
 
+	sums sums // content hash by file identity
+
 	lockOnce sync.Once
 	lock     *os.File // the private directory's lock, held while the process lives
 	lockErr  error
@@ -114,6 +116,17 @@ func (l *Loader) Open(file, symbol string) (pluginapi.ExtAuthPlugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Content already opened and known by the file's identity needs no read.
+	before, statErr := os.Stat(path)
+	id, idOK := fileID{}, false
+	if statErr == nil {
+		id, idOK = idOf(before)
+	}
+	if sum, ok := l.sums.get(path, id); idOK && ok {
+		if o := openedContent(sum); o != nil {
+			return Lookup(o.p, path, symbol)
+		}
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -121,8 +134,15 @@ func (l *Loader) Open(file, symbol string) (pluginapi.ExtAuthPlugin, error) {
 		}
 		return nil, fmt.Errorf("loader: %w", err)
 	}
-	sum := sha256.Sum256(data)
-	o, err := l.openContent(path, hex.EncodeToString(sum[:]), data, symbol)
+	raw := sha256.Sum256(data)
+	sum := hex.EncodeToString(raw[:])
+	// Remembered only when the file did not change while it was read.
+	if after, err := os.Stat(path); idOK && err == nil {
+		if id2, ok := idOf(after); ok && id2 == id {
+			l.sums.put(path, id, sum)
+		}
+	}
+	o, err := l.openContent(path, sum, data, symbol)
 	if err != nil {
 		return nil, err
 	}
