@@ -91,3 +91,10 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s (-want +got):\n%s", name, diff)
 	}
 }
+
+// goldenEqual reports whether got equals testdata/name.
+func goldenEqual(t *testing.T, name, got string) bool {
+	t.Helper()
+	want, err := os.ReadFile(filepath.Join("testdata", name))
+	return err == nil && string(want) == got
+}

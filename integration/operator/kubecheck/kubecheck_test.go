@@ -26,7 +26,9 @@ var env *kubetest.Env
 
 func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &env)) }
 
-const ns = "gatehouse-system"
+// ns is the namespace of this run: a new one each time, as the API server outlives a
+// run of -count=N.
+var ns string
 
 func deployment(t *testing.T, c kubernetes.Interface, name string, replicas, available int32) {
 	t.Helper()
@@ -92,6 +94,7 @@ func gatehouse(t *testing.T, args ...string) (int, string) {
 // and reports those not available or not ready, in the checks' order.
 func TestCheckKube(t *testing.T) {
 	client, _ := env.Clients(t)
+	ns = fmt.Sprintf("gatehouse-%d", time.Now().UnixNano())
 	if _, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +104,7 @@ func TestCheckKube(t *testing.T) {
 	testbin.WaitTCP(t, cp, admin, 20*time.Second)
 	// A gateway follows the control plane, as the gateway-proxy Deployment's would.
 	testbin.Start(t, nil, testbin.Gatehouse(t), "gateway", "--xds", xdsAddr, "--listen", testbin.FreeAddr(t), "--https-listen", "", "--admin-listen", "")
-	args := []string{"check", "--kube", "--kubeconfig", env.Kubeconfig, "--admin", admin}
+	args := []string{"check", "--kube", "--kubeconfig", env.Kubeconfig, "-n", ns, "--admin", admin}
 
 	deployment(t, client, "controlplane", 1, 1)
 	deployment(t, client, "extauth", 2, 2)
@@ -118,12 +121,12 @@ func TestCheckKube(t *testing.T) {
 	deployment(t, client, "gateway-proxy", 2, 1)
 	pod(t, client, "extauth-2", false, "CrashLoopBackOff")
 	code, out := gatehouse(t, args...)
-	want := `Checking Deployments... 1 Errors!
-  deployment gatehouse-system/gateway-proxy: 1 of 2 replicas available
+	want := strings.ReplaceAll(`Checking Deployments... 1 Errors!
+  deployment NS/gateway-proxy: 1 of 2 replicas available
 Checking Pods... 1 Errors!
-  pod gatehouse-system/extauth-2: Running, not ready (main: CrashLoopBackOff, 4 restarts)
+  pod NS/extauth-2: Running, not ready (main: CrashLoopBackOff, 4 restarts)
 Checking Upstreams... OK
-`
+`, "NS", ns)
 	if code != 1 || !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "2 Errors found!\n") {
 		t.Errorf("check --kube on a broken namespace: exit %d\n%s\nwant exit 1 beginning with\n%s", code, out, want)
 	}
