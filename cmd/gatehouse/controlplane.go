@@ -112,7 +112,7 @@ func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error
 	cp.tracing = tracing.New()
 	cp.tracer = cp.tracing.Tracer("gatehouse/controlplane")
 	cp.runCtx = context.Background()
-	cp.xds = xds.NewServer(xds.Options{Log: log, Registerer: promReg, OnNack: cp.nack})
+	cp.xds = xds.NewServer(xds.Options{Log: log, Registerer: promReg, OnNack: cp.nack, Tracer: cp.tracer})
 	cp.pipeline = pipeline.New(pipeline.Options{Log: log, Publish: cp.publish, OnSettings: func(s translate.Settings) {
 		if cp.onSettings != nil {
 			cp.onSettings(s)

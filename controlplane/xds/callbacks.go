@@ -2,6 +2,8 @@ package xds
 
 import (
 	"context"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"sync"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -129,12 +131,18 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 func (c *callbacks) sent(id streamID, typeURL string, sr sentResponse, n int) {
 	c.mu.Lock()
 	b := c.streams[id]
-	role := ""
+	role, node := "", ""
 	if b != nil {
 		b.sent[typeURL] = append(b.sent[typeURL], sr)
-		role = b.role
+		role, node = b.role, b.node
 	}
 	c.mu.Unlock()
+	if t := c.s.o.Tracer; t != nil {
+		_, span := t.Start(context.Background(), "xds.push", trace.WithAttributes(
+			attribute.String("role", role), attribute.String("node", node), attribute.String("type", typeURL),
+			attribute.String("nonce", sr.nonce), attribute.Int("resources", n)))
+		span.End()
+	}
 	c.s.metrics.pushes.WithLabelValues(metricRole(role), typeURL).Inc()
 	c.s.metrics.pushedResources.WithLabelValues(metricRole(role), typeURL).Add(float64(n))
 }

@@ -16,6 +16,7 @@ import (
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 )
 
@@ -31,6 +32,9 @@ type Options struct {
 	// Registerer, when set, gets the server's metrics: pushes, ACKs and NACKs by role
 	// and type, connected clients by role, resources served and publish time.
 	Registerer prometheus.Registerer
+	// Tracer, when set, gets a span for every response pushed to a client (role, node,
+	// type, resources), so /zpages shows the pushes beside the translation spans.
+	Tracer trace.Tracer
 }
 
 // Nack is a response a client rejected.
