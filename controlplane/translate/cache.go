@@ -9,6 +9,7 @@ import (
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
@@ -50,15 +51,22 @@ type Cache struct {
 }
 
 type roleCache struct {
-	listenerKey string
-	listener    *listenerv3.Listener
-	vhosts      modelCache[*VirtualHost, *routev3.VirtualHost]
-	routes      *routev3.RouteConfiguration
-	clusters    modelCache[*Cluster, envoyCluster]
-	h2          string // the cluster built with HTTP/2
-	cds, eds    map[string]types.Resource
+	listeners map[string]*listenerCache
+	clusters  modelCache[*Cluster, envoyCluster]
+	h2        string // the cluster built with HTTP/2
+	cds, eds  map[string]types.Resource
+	secrets   modelCache[*TLSCert, *tlsv3.Secret]
 	// The copies last handed out: handed out again while nothing changes.
-	cdsOut, edsOut map[string]types.Resource
+	cdsOut, edsOut, sdsOut map[string]types.Resource
+}
+
+// listenerCache remembers one listener and its route configurations.
+type listenerCache struct {
+	key      string
+	listener *listenerv3.Listener
+	vhosts   modelCache[*VirtualHost, *routev3.VirtualHost]
+	routes   *routev3.RouteConfiguration                          // a plain-text listener's
+	perHost  map[*routev3.VirtualHost]*routev3.RouteConfiguration // a TLS listener's, one per virtual host
 }
 
 type envoyCluster struct {
@@ -81,22 +89,64 @@ func (c *Cache) Envoy(p *Proxy) Resources {
 		resourcev3.ListenerType: {},
 		resourcev3.RouteType:    {},
 	}
+	if rc.listeners == nil {
+		rc.listeners = map[string]*listenerCache{}
+	}
+	live := map[string]bool{}
 	for _, l := range p.Listeners {
-		key := l.Name + "|" + l.Address + "|" + strconv.Itoa(int(l.Port)) + "|" + l.RouteConfig
+		live[l.Name] = true
+		lc := rc.listeners[l.Name]
+		if lc == nil {
+			lc = &listenerCache{}
+			rc.listeners[l.Name] = lc
+		}
+		key := l.Name + "|" + l.Address + "|" + strconv.Itoa(int(l.Port)) + "|" + l.RouteConfig + "|" + strconv.FormatBool(l.TLS)
 		if p.Extauthz != nil {
 			key += "|" + p.Extauthz.Cluster + "|" + p.Extauthz.Timeout.String()
 		}
 		key += "|" + listenerOptionsKey(l.VirtualHosts)
-		if key != rc.listenerKey {
-			rc.listenerKey, rc.listener = key, EnvoyListener(l, p.Extauthz)
+		if l.TLS {
+			// Every virtual host is a filter chain (domains, certificate, options).
+			for _, vh := range l.VirtualHosts {
+				key += "|" + vh.Name + "@" + vh.Hash
+			}
 		}
-		out[resourcev3.ListenerType][l.Name] = rc.listener
-		vhs, changed := rc.vhosts.update(l.VirtualHosts, func(vh *VirtualHost) *routev3.VirtualHost { return EnvoyVirtualHost(vh) }, nil)
-		if changed || rc.routes == nil || rc.routes.GetName() != l.RouteConfig {
-			rc.routes = EnvoyRouteConfiguration(l.RouteConfig, vhs)
+		if key != lc.key {
+			lc.key, lc.listener = key, EnvoyListener(l, p.Extauthz)
 		}
-		out[resourcev3.RouteType][l.RouteConfig] = rc.routes
+		out[resourcev3.ListenerType][l.Name] = lc.listener
+		vhs, changed := lc.vhosts.update(l.VirtualHosts, func(vh *VirtualHost) *routev3.VirtualHost { return EnvoyVirtualHost(vh) }, nil)
+		if !l.TLS {
+			if changed || lc.routes == nil || lc.routes.GetName() != l.RouteConfig {
+				lc.routes = EnvoyRouteConfiguration(l.RouteConfig, vhs)
+			}
+			out[resourcev3.RouteType][l.RouteConfig] = lc.routes
+			continue
+		}
+		per := make(map[*routev3.VirtualHost]*routev3.RouteConfiguration, len(vhs))
+		for i, v := range vhs {
+			r := lc.perHost[v]
+			if r == nil {
+				r = EnvoyRouteConfiguration(HTTPSRouteConfig(l.VirtualHosts[i]), []*routev3.VirtualHost{v})
+			}
+			per[v] = r
+			out[resourcev3.RouteType][r.GetName()] = r
+		}
+		lc.perHost = per
 	}
+	for name := range rc.listeners {
+		if !live[name] {
+			delete(rc.listeners, name)
+		}
+	}
+	rc.secrets.update(p.Secrets, EnvoySecret, nil)
+	if rc.sdsOut == nil || len(rc.secrets.added)+len(rc.secrets.removed) > 0 {
+		rc.sdsOut = make(map[string]types.Resource, len(p.Secrets))
+		for _, c := range p.Secrets {
+			rc.sdsOut[c.Name] = rc.secrets.built[c]
+		}
+	}
+	out[resourcev3.SecretType] = rc.sdsOut
 	h2 := ""
 	if p.Extauthz != nil {
 		h2 = p.Extauthz.Cluster

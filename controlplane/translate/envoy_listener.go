@@ -27,7 +27,21 @@ const (
 // ext_authz fails closed: a check that errors or times out denies; it sends headers in
 // their raw form (encode_raw_headers).
 func EnvoyListener(l *Listener, ext *Extauthz) *listenerv3.Listener {
-	filters := optionFilters(needsOf(l.VirtualHosts))
+	if l.TLS {
+		return EnvoyHTTPSListener(l, ext)
+	}
+	return &listenerv3.Listener{
+		Name:    l.Name,
+		Address: socketAddress(l.Address, int(l.Port)),
+		FilterChains: []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{
+			hcmFilter(l.Name, l.RouteConfig, l.VirtualHosts, ext),
+		}}},
+	}
+}
+
+// hcmFilter is the HTTP connection manager of routeConfig's virtual hosts.
+func hcmFilter(statPrefix, routeConfig string, vhosts []*VirtualHost, ext *Extauthz) *listenerv3.Filter {
+	filters := optionFilters(needsOf(vhosts))
 	if ext != nil {
 		filters = append(filters, &hcmv3.HttpFilter{
 			Name: ExtAuthzFilterName,
@@ -50,23 +64,19 @@ func EnvoyListener(l *Listener, ext *Extauthz) *listenerv3.Listener {
 		ConfigType: &hcmv3.HttpFilter_TypedConfig{TypedConfig: mustAny(&routerv3.Router{})},
 	})
 	hcm := &hcmv3.HttpConnectionManager{
-		StatPrefix: l.Name,
+		StatPrefix: statPrefix,
 		RouteSpecifier: &hcmv3.HttpConnectionManager_Rds{Rds: &hcmv3.Rds{
 			ConfigSource:    adsSource(),
-			RouteConfigName: l.RouteConfig,
+			RouteConfigName: routeConfig,
 		}},
 		HttpFilters: filters,
 		// Browsers and curl send "host:port" when the port is not the scheme's default;
 		// domains are written without ports, so match on the host alone.
 		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
 	}
-	return &listenerv3.Listener{
-		Name:    l.Name,
-		Address: socketAddress(l.Address, int(l.Port)),
-		FilterChains: []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{{
-			Name:       wellknown.HTTPConnectionManager,
-			ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)},
-		}}}},
+	return &listenerv3.Filter{
+		Name:       wellknown.HTTPConnectionManager,
+		ConfigType: &listenerv3.Filter_TypedConfig{TypedConfig: mustAny(hcm)},
 	}
 }
 

@@ -14,6 +14,9 @@ type Proxy struct {
 	// Extauthz is the ext_authz filter; nil when its server's Upstream does not exist
 	// (then no route is secured: validation rejects those that would be).
 	Extauthz *Extauthz `json:"extauthz,omitempty"`
+	// Secrets are the TLS certificates the HTTPS listener's virtual hosts use, in name
+	// order, served over SDS.
+	Secrets []*TLSCert `json:"secrets,omitempty"`
 }
 
 // Listener is one port and the virtual hosts it serves through one route configuration.
@@ -21,7 +24,11 @@ type Listener struct {
 	Name         string         `json:"name"`
 	Address      string         `json:"address"`
 	Port         uint32         `json:"port"`
-	RouteConfig  string         `json:"routeConfig"`
+	// RouteConfig is the route configuration of a plain-text listener. A TLS listener
+	// has one filter chain per virtual host, each with its own route configuration
+	// (HTTPSRouteConfig).
+	RouteConfig  string         `json:"routeConfig,omitempty"`
+	TLS          bool           `json:"tls,omitempty"`
 	VirtualHosts []*VirtualHost `json:"virtualHosts"`
 }
 
@@ -39,6 +46,9 @@ type VirtualHost struct {
 	Hash    string   `json:"-"`
 	Domains []string `json:"domains"`
 	Routes  []*Route `json:"routes"`
+	// TLSSecret is the id of the TLS Secret of sslConfig: the virtual host is served on
+	// the HTTPS listener with that certificate, and only there. "" for HTTP.
+	TLSSecret string `json:"tlsSecret,omitempty"`
 	// Refs are every resource the VirtualService references, for validation.
 	Refs []Ref `json:"refs,omitempty"`
 }

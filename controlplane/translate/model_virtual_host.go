@@ -31,8 +31,12 @@ func VirtualHostOf(vs *apiv1.VirtualService, hash string) (*VirtualHost, error) 
 		}
 	}
 	if ssl := vs.Spec.SSLConfig; ssl != nil {
-		errs.add("spec.sslConfig", "not supported yet; the virtual service is not served rather than served without TLS")
-		vh.Refs = append(vh.Refs, Ref{Kind: apiv1.KindSecret, ID: ssl.SecretRef.ID(ns), Path: "spec.sslConfig.secretRef", SecretType: apiv1.TLSSecretType})
+		if ssl.SecretRef.Name == "" {
+			errs.add("spec.sslConfig.secretRef.name", "is required: name the TLS Secret")
+		} else {
+			vh.TLSSecret = ssl.SecretRef.ID(ns)
+			vh.Refs = append(vh.Refs, Ref{Kind: apiv1.KindSecret, ID: vh.TLSSecret, Path: "spec.sslConfig.secretRef", SecretType: apiv1.TLSSecretType})
+		}
 	}
 	if len(vs.Spec.VirtualHost.Routes) == 0 {
 		errs.add("spec.virtualHost.routes", "at least one route is required")

@@ -1,5 +1,10 @@
 package translate
 
+import (
+	"slices"
+	"strings"
+)
+
 // DefaultProxyRole is the gateway proxy every VirtualService is served on (the API
 // has no field naming another one yet). It equals xds.DefaultProxyRole.
 const DefaultProxyRole = "gatehouse-system~gateway-proxy"
@@ -13,18 +18,41 @@ type Accepted struct {
 	Clusters []*Cluster
 	// Extauthz is the cluster of Settings.ExtauthzServer, nil when it does not serve.
 	Extauthz *Cluster
+	// TLSCerts are the serving TLS Secrets, by id.
+	TLSCerts map[string]*TLSCert
 }
 
 // Proxies builds the proxies model: one Proxy per gateway proxy role, each with the
-// HTTP listener and every accepted Upstream as a cluster.
+// HTTP listener (VirtualServices without sslConfig), the HTTPS listener when a
+// VirtualService has sslConfig (those VirtualServices only, with their certificates),
+// and every accepted Upstream as a cluster.
 func Proxies(a Accepted) []*Proxy {
+	var plain, tls []*VirtualHost
+	for _, vh := range a.VirtualHosts {
+		if vh.TLSSecret != "" && a.TLSCerts[vh.TLSSecret] != nil {
+			tls = append(tls, vh)
+		} else if vh.TLSSecret == "" {
+			plain = append(plain, vh)
+		}
+	}
 	p := &Proxy{
 		Role: DefaultProxyRole,
 		Listeners: []*Listener{{
 			Name: HTTPListenerName, Address: HTTPAddress, Port: HTTPPort, RouteConfig: HTTPRouteConfig,
-			VirtualHosts: a.VirtualHosts,
+			VirtualHosts: plain,
 		}},
 		Clusters: a.Clusters,
+	}
+	if len(tls) > 0 {
+		p.Listeners = append(p.Listeners, &Listener{Name: HTTPSListenerName, Address: HTTPAddress, Port: HTTPSPort, TLS: true, VirtualHosts: tls})
+		seen := map[string]bool{}
+		for _, vh := range tls {
+			if !seen[vh.TLSSecret] {
+				seen[vh.TLSSecret] = true
+				p.Secrets = append(p.Secrets, a.TLSCerts[vh.TLSSecret])
+			}
+		}
+		slices.SortFunc(p.Secrets, func(x, y *TLSCert) int { return strings.Compare(x.Name, y.Name) })
 	}
 	if a.Extauthz != nil {
 		p.Extauthz = &Extauthz{Cluster: a.Extauthz.Name, Timeout: a.Settings.RequestTimeout}

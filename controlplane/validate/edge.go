@@ -77,6 +77,7 @@ type entry struct {
 	vh       *translate.VirtualHost
 	ext      *extauthv1.ExtAuthConfig
 	settings translate.Settings
+	tls      *translate.TLSCert
 
 	refs    []string // the user keys it is indexed under
 	domains []string // lower-case domains it serves (VirtualService)
@@ -133,6 +134,8 @@ type translation struct {
 	vh       *translate.VirtualHost
 	ext      *extauthv1.ExtAuthConfig
 	settings translate.Settings
+	tls      *translate.TLSCert
+	warnings []string
 	err      error
 }
 

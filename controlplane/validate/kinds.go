@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/controlplane/source"
@@ -63,12 +64,59 @@ func settingsOf(t *translation, r *source.Resource) *translation {
 // secret accepts a Secret (decoding checked its shape); what a Secret must hold is
 // checked where it is referenced, since that is where the requirement comes from.
 func (v *Validator) secret(e *entry, w work) {
+	if e.res.Object.(*apiv1.Secret).Type == apiv1.TLSSecretType {
+		v.tlsSecret(e, w)
+		return
+	}
 	id := e.res.ID()
 	if old := v.secrets[id]; old == nil || old.Hash != e.res.Hash {
 		v.markUsers(userKey(apiv1.KindSecret, id), w)
 	}
 	e.accept(Accepted, nil)
 	v.secrets[id] = e.serving
+}
+
+// tlsSecret checks a TLS Secret where it is read, since serving it is what it is for:
+// a certificate and key that do not parse or do not belong together reject it (its last
+// good version keeps serving), an expired one is a Warning. Expiry is checked when the
+// Secret is read or changes.
+func (v *Validator) tlsSecret(e *entry, w work) {
+	id := e.res.ID()
+	old, oldServing := e.tls, e.serving
+	self := tlsOf(&e.self, &e.res)
+	if self.err == nil {
+		e.tls = self.tls
+		state := Accepted
+		if len(self.warnings) > 0 {
+			state = Warning
+		}
+		e.accept(state, self.warnings)
+	} else {
+		var serving *source.Resource
+		e.tls = nil
+		if last := e.lastVersion(); last != nil {
+			if lt := tlsOf(&e.lastT, last); lt.err == nil {
+				e.tls, serving = lt.tls, last
+			}
+		}
+		e.reject(reasons(self.err), serving)
+	}
+	if e.serving == nil {
+		delete(v.secrets, id)
+	} else {
+		v.secrets[id] = e.serving
+	}
+	if e.tls != old || (oldServing == nil) != (e.serving == nil) {
+		v.markUsers(userKey(apiv1.KindSecret, id), w)
+	}
+}
+
+func tlsOf(t *translation, r *source.Resource) *translation {
+	if t.key != r.Hash {
+		c, warnings, err := translate.TLSCertOf(r.Object.(*apiv1.Secret), r.Hash, time.Now())
+		*t = translation{key: r.Hash, tls: c, warnings: warnings, err: err}
+	}
+	return t
 }
 
 func (v *Validator) upstream(e *entry, w work) {

@@ -203,6 +203,11 @@ func (v *Validator) output(in *source.Input) *Edge {
 			out.Accepted.VirtualHosts = append(out.Accepted.VirtualHosts, e.vh)
 		case e.ext != nil:
 			out.ExtAuthConfigs = append(out.ExtAuthConfigs, e.ext)
+		case e.tls != nil && e.serving != nil:
+			if out.Accepted.TLSCerts == nil {
+				out.Accepted.TLSCerts = map[string]*translate.TLSCert{}
+			}
+			out.Accepted.TLSCerts[e.tls.Name] = e.tls
 		}
 	}
 	out.Accepted.Extauthz = v.clusters[v.settings.ExtauthzServer]
