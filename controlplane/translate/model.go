@@ -21,9 +21,9 @@ type Proxy struct {
 
 // Listener is one port and the virtual hosts it serves through one route configuration.
 type Listener struct {
-	Name         string         `json:"name"`
-	Address      string         `json:"address"`
-	Port         uint32         `json:"port"`
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	Port    uint32 `json:"port"`
 	// RouteConfig is the route configuration of a plain-text listener. A TLS listener
 	// has one filter chain per virtual host, each with its own route configuration
 	// (HTTPSRouteConfig).
