@@ -176,3 +176,33 @@ func virtualHosts(m any) map[string]any {
 	}
 	return out
 }
+
+// TestNackDuringPublish: a client NACKs a resource it was just sent while the other
+// roles are still being published (extauth is published first and answers fast). The
+// bug was that the NACK was mapped onto the previous run's edge, where the new
+// AuthConfig did not exist yet, and was lost.
+func TestNackDuringPublish(t *testing.T) {
+	basic := filepath.Join("testdata", "basic.yaml")
+	var p *pipeline.Pipeline
+	nackNow := false
+	p = pipeline.New(pipeline.Options{Publish: func(role string, _ xds.Resources) error {
+		if nackNow && role == xds.RoleExtauth {
+			p.RecordNack(xds.Nack{Role: xds.RoleExtauth, NodeID: "host-1", TypeURL: xds.ExtAuthConfigType,
+				Names: []string{"gatehouse-system.other"}, Detail: "gatehouse-system.other: other.so: no such file"})
+		}
+		return nil
+	}})
+	p.Apply(decodeFile(t, basic))
+	nackNow = true
+	p.Apply(decodeEdited(t, basic, "{name: plugin-auth, namespace: gatehouse-system}", "{name: other, namespace: gatehouse-system}"))
+	for _, r := range p.Stages().Edge.Resources {
+		if r.Key().String() != "AuthConfig gatehouse-system.other" {
+			continue
+		}
+		if len(r.Statuses) != 2 || r.Statuses[1].ReportedBy != "extauth/host-1" {
+			t.Fatalf("statuses %+v, want extauth's NACK recorded", r.Statuses)
+		}
+		return
+	}
+	t.Fatal("no AuthConfig gatehouse-system.other in the edge")
+}

@@ -107,6 +107,13 @@ func (p *Pipeline) Apply(in *source.Input) {
 	}
 	took := time.Since(start)
 
+	// The edge NACKs are mapped onto is this run's before anything is published: a
+	// client may NACK what it was just sent while the other roles are still being
+	// published, and its NACK must find the resources it concerns.
+	p.mu.Lock()
+	p.rawEdge = edge
+	p.mu.Unlock()
+
 	// extauth first: a route naming a new config_id reaches Envoy after extauth has it.
 	var perr map[string]string
 	for _, role := range roles {
