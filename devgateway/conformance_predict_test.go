@@ -10,6 +10,7 @@ import (
 	listenerv3 "github.com/envoyproxy/go-control-plane/envoy/config/listener/v3"
 	rbacv3 "github.com/envoyproxy/go-control-plane/envoy/config/rbac/v3"
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	extauthzv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
 	h2mv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/header_to_metadata/v3"
 	jwtv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/jwt_authn/v3"
 	rbacfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/rbac/v3"
@@ -47,7 +48,7 @@ func newEnvoyView(t *testing.T, res xds.Resources) *envoyView {
 			}
 		}
 	}
-	want := []string{translate.HeaderToMetadataFilterName, translate.LuaFilterName, translate.JWTFilterName, translate.RBACFilterName, "envoy.filters.http.router"}
+	want := []string{translate.HeaderToMetadataFilterName, translate.LuaFilterName, translate.JWTFilterName, translate.RBACFilterName, translate.ExtAuthzFilterName, "envoy.filters.http.router"}
 	if strings.Join(v.filters, ",") != strings.Join(want, ",") {
 		t.Fatalf("HTTP filters %v, want %v: claims must be headers and metadata before RBAC (and ext_authz) see the request", v.filters, want)
 	}
@@ -73,6 +74,7 @@ type prediction struct {
 	status   int
 	body     string
 	upstream map[string]string
+	extauth  map[string]string // what ext_authz sees; nil when the route does not reach it
 }
 
 func (v *envoyView) route(host, path string) *routev3.Route {
@@ -220,14 +222,28 @@ func (v *envoyView) predict(t *testing.T, c confCase, h http.Header, token strin
 			return prediction{status: 403, body: "RBAC: access denied"}
 		}
 	}
+	flat := func() map[string]string {
+		out := map[string]string{}
+		for k, vs := range h {
+			out[strings.ToLower(k)] = strings.Join(vs, ",")
+		}
+		return out
+	}
+	// ext_authz, after rbac: on a route whose per-route config is not disabled.
+	var ext map[string]string
+	if a := per[translate.ExtAuthzFilterName]; a != nil {
+		var ea extauthzv3.ExtAuthzPerRoute
+		if err := a.UnmarshalTo(&ea); err != nil {
+			t.Fatal(err)
+		}
+		if !ea.GetDisabled() {
+			ext = flat()
+		}
+	}
 	for _, n := range r.GetRequestHeadersToRemove() {
 		h.Del(n)
 	}
-	up := map[string]string{}
-	for k, vs := range h {
-		up[strings.ToLower(k)] = strings.Join(vs, ",")
-	}
-	return prediction{status: 200, upstream: up}
+	return prediction{status: 200, upstream: flat(), extauth: ext}
 }
 
 func anyPermission(ps []*rbacv3.Permission, method, path string) bool {

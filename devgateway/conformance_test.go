@@ -38,6 +38,9 @@ type confCase struct {
 	status             int
 	body               string            // checked when not ""
 	upstream           map[string]string // headers the upstream sees (absent: must not)
+	// extauth are headers ext_authz must see (absent: must not); nil when the route does
+	// not reach ext_authz.
+	extauth map[string]string
 }
 
 // absent is an upstream header the upstream must not see.
@@ -62,11 +65,12 @@ func confCases() []confCase {
 			name: "valid token, allowed claim: the upstream sees the claims as headers, not the token", host: "api.example", method: "GET", path: "/api/items/1",
 			token: &confToken{claims: dev}, status: 200,
 			upstream: map[string]string{"x-user": "alice", "x-team": "dev", "authorization": absent},
+			extauth:  map[string]string{"x-user": "alice", "x-team": "dev", "authorization": absent},
 		},
 		{
 			name: "a claim header sent by the client is replaced by the claim", host: "api.example", method: "GET", path: "/api/items",
 			headers: map[string]string{"x-team": "dev", "x-user": "root"}, token: &confToken{claims: claims(map[string]any{"team": "dev"})}, status: 200,
-			upstream: map[string]string{"x-user": "alice", "x-team": "dev"},
+			upstream: map[string]string{"x-user": "alice", "x-team": "dev"}, extauth: map[string]string{"x-user": "alice", "x-team": "dev"},
 		},
 		{
 			name: "a claim header the token lacks cannot be sent by the client", host: "api.example", method: "GET", path: "/whoami",
@@ -130,14 +134,14 @@ func (c confCase) request(t *testing.T, p *idp) (http.Header, string) {
 
 // confResources translates the fixture for this run's ports and checks every resource
 // is Accepted and every Envoy resource valid and consistent.
-func confResources(t *testing.T, echoAddr, jwksAddr string) xds.Resources {
+func confResources(t *testing.T, echoAddr, jwksAddr, extauthAddr string) xds.Resources {
 	t.Helper()
 	data, err := os.ReadFile("testdata/conformance.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := func(addr string) string { _, p, _ := net.SplitHostPort(addr); return p }
-	text := strings.NewReplacer("port: ECHO", "port: "+port(echoAddr), "port: JWKS", "port: "+port(jwksAddr)).Replace(string(data))
+	text := strings.NewReplacer("port: ECHO", "port: "+port(echoAddr), "port: JWKS", "port: "+port(jwksAddr), "port: EXTAUTH", "port: "+port(extauthAddr)).Replace(string(data))
 	res, probs := source.Decode([]byte(text), "conformance.yaml")
 	if len(probs) > 0 {
 		t.Fatal(probs)
@@ -167,7 +171,8 @@ func confResources(t *testing.T, echoAddr, jwksAddr string) xds.Resources {
 func TestRouteOptionsConformance(t *testing.T) {
 	p := newIDP(t)
 	echo := echoUpstream(t, nil)
-	resources := confResources(t, echo, p.srv.Listener.Addr().String())
+	authz := &authzServer{}
+	resources := confResources(t, echo, p.srv.Listener.Addr().String(), startAuthz(t, authz))
 	view := newEnvoyView(t, resources)
 
 	t.Run("translation", func(t *testing.T) {
@@ -177,6 +182,9 @@ func TestRouteOptionsConformance(t *testing.T) {
 				h, tok := c.request(t, p)
 				got := view.predict(t, c, h, tok)
 				checkAnswer(t, c, got.status, got.body, got.upstream)
+				if c.extauth != nil {
+					checkHeaders(t, "ext_authz", c.extauth, got.extauth)
+				}
 			})
 		}
 	})
@@ -186,12 +194,24 @@ func TestRouteOptionsConformance(t *testing.T) {
 		for _, c := range confCases() {
 			t.Run(c.name, func(t *testing.T) {
 				h, _ := c.request(t, p)
+				before := len(authz.requests())
 				resp, body := do(t, c.method, url+c.path, c.host, h)
 				var up map[string]string
 				if resp.StatusCode == http.StatusOK {
 					up = echoed(t, body).Headers
 				}
 				checkAnswer(t, c, resp.StatusCode, string(body), up)
+				if c.extauth != nil {
+					reqs := authz.requests()[before:]
+					if len(reqs) != 1 {
+						t.Fatalf("ext_authz asked %d times, want once", len(reqs))
+					}
+					seen := map[string]string{}
+					for _, hv := range reqs[0].GetAttributes().GetRequest().GetHttp().GetHeaderMap().GetHeaders() {
+						seen[hv.GetKey()] = string(hv.GetRawValue())
+					}
+					checkHeaders(t, "ext_authz", c.extauth, seen)
+				}
 			})
 		}
 	})
@@ -205,13 +225,18 @@ func checkAnswer(t *testing.T, c confCase, status int, body string, upstream map
 	if c.body != "" && body != c.body {
 		t.Errorf("body %q, want %q", body, c.body)
 	}
-	for k, want := range c.upstream {
-		got, ok := upstream[k]
+	checkHeaders(t, "upstream", c.upstream, upstream)
+}
+
+func checkHeaders(t *testing.T, who string, want, got map[string]string) {
+	t.Helper()
+	for k, w := range want {
+		g, ok := got[k]
 		switch {
-		case want == absent && ok:
-			t.Errorf("upstream saw %s: %q, want none", k, got)
-		case want != absent && (!ok || got != want):
-			t.Errorf("upstream saw %s: %q, want %q", k, got, want)
+		case w == absent && ok:
+			t.Errorf("%s saw %s: %q, want none", who, k, g)
+		case w != absent && (!ok || g != w):
+			t.Errorf("%s saw %s: %q, want %q", who, k, g, w)
 		}
 	}
 }

@@ -22,7 +22,7 @@ var (
 	errJwtNotYetValid  = errors.New("Jwt not yet valid")
 	errJwtIssuer       = errors.New("Jwt issuer is not configured")
 	errJwtBadFormat    = errors.New("Jwt is not in the form of Header.Payload.Signature with two dots and 3 sections")
-	errJwtAlg          = errors.New("Jwt header [alg] field is required and must be a string")
+	errJwtAlg          = errors.New("Jwt header [alg] is not supported")
 	errJwksKid         = errors.New("Jwks doesn't have key to match kid or alg from Jwt")
 	errJwksFetch       = errors.New("Jwks remote fetch is failed")
 )

@@ -83,7 +83,7 @@ func FuzzExtractor(f *testing.F) {
 // the set again (the issuer rotated); a known kid is served from the cache.
 func TestJWKSRotation(t *testing.T) {
 	p := newIDP(t)
-	url := serveResources(t, confResources(t, echoUpstream(t, nil), p.srv.Listener.Addr().String()))
+	url := serveResources(t, confResources(t, echoUpstream(t, nil), p.srv.Listener.Addr().String(), startAuthz(t, &authzServer{})))
 	get := func(kind signKind) int {
 		h := http.Header{"Authorization": {"Bearer " + p.mint(t, kind, claims(nil))}}
 		resp, _ := do(t, "GET", url+"/whoami", "api.example", h)
