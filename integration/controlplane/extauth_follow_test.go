@@ -21,7 +21,7 @@ const (
 // the control plane going away and coming back never leaves extauth without its configs.
 func TestExtauthFollowsTheControlPlane(t *testing.T) {
 	bin := testbin.Gatehouse(t)
-	plugins := pluginDir(t)
+	plugins := testbin.SamplePlugins(t)
 	cp := startControlPlane(t, "127.0.0.1:0")
 	cp.publish(requiredHeader("default.good", "required_header.so", "alpha"))
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -160,15 +159,4 @@ func (c *checker) verdicts(configID string, want map[string]code.Code) error {
 		}
 	}
 	return nil
-}
-
-func pluginDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "gatehouse-cp-plugins-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	testbin.Plugin(t, "./plugins/required_header", dir, "required_header.so")
-	return dir
 }

@@ -17,46 +17,6 @@ import (
 	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
-// block returns the fenced block that follows marker in the README.
-func block(t *testing.T, marker string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testbin.Root(t), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(data), marker)
-	if !ok {
-		t.Fatalf("README.md has no %q", marker)
-	}
-	_, rest, _ = strings.Cut(rest, "```")
-	_, rest, _ = strings.Cut(rest, "\n") // the fence's info string
-	body, _, ok := strings.Cut(rest, "```")
-	if !ok {
-		t.Fatalf("README.md: the block after %q does not end", marker)
-	}
-	return body
-}
-
-// step is one "$ command" of a console block and the output the README shows for it.
-type step struct {
-	command string
-	output  string
-}
-
-func steps(body string) []step {
-	var out []step
-	for _, line := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
-		if cmd, ok := strings.CutPrefix(line, "$ "); ok {
-			out = append(out, step{command: cmd})
-			continue
-		}
-		if len(out) > 0 {
-			out[len(out)-1].output += line + "\n"
-		}
-	}
-	return out
-}
-
 // TestReadmeControlPlaneSession runs the README's "Control plane" session command by
 // command: the three processes in the background, each curl until it prints what the
 // README shows (the edit takes a moment to arrive). Addresses are moved to free ports
@@ -72,7 +32,7 @@ func TestReadmeControlPlaneSession(t *testing.T) {
 	replacer := strings.NewReplacer(
 		"/tmp/gatehouse-resources", filepath.Join(tmp, "resources"),
 		"bin/gatehouse", testbin.Gatehouse(t),
-		"bin/plugins", plugins(t),
+		"bin/plugins", testbin.SamplePlugins(t),
 		"localhost:8080", free["127.0.0.1:8080"],
 		"localhost:9091", free["127.0.0.1:9091"],
 		"127.0.0.1:9977", free["127.0.0.1:9977"],
@@ -82,8 +42,8 @@ func TestReadmeControlPlaneSession(t *testing.T) {
 		"127.0.0.1:8090", free["127.0.0.1:8090"],
 	)
 	listens := regexp.MustCompile(`--(?:xds|listen) (\S+)`)
-	for _, st := range steps(block(t, "<!-- controlplane-session")) {
-		cmd := replacer.Replace(st.command)
+	for _, st := range testbin.ConsoleSteps(testbin.ReadmeBlock(t, "<!-- controlplane-session")) {
+		cmd := replacer.Replace(st.Command)
 		if bg, ok := strings.CutSuffix(cmd, " &"); ok {
 			args := strings.Fields(bg)
 			// Flags the README leaves at their defaults, moved to free ports.
@@ -110,14 +70,14 @@ func TestReadmeControlPlaneSession(t *testing.T) {
 			c.Dir = root
 			out, err := c.CombinedOutput()
 			if err != nil {
-				return fmt.Errorf("%s: %v\n%s", st.command, err, out)
+				return fmt.Errorf("%s: %v\n%s", st.Command, err, out)
 			}
-			if string(out) != st.output {
-				return fmt.Errorf("%s: printed %q, the README shows %q", st.command, out, st.output)
+			if string(out) != st.Output {
+				return fmt.Errorf("%s: printed %q, the README shows %q", st.Command, out, st.Output)
 			}
 			return nil
 		})
-		if strings.HasPrefix(st.command, "cp -r examples/default ") {
+		if strings.HasPrefix(st.Command, "cp -r examples/default ") {
 			// Point the copied Upstreams at the free ports the processes use.
 			for _, f := range []string{"echo.yaml", "extauth.yaml"} {
 				path := filepath.Join(tmp, "resources", f)
@@ -141,7 +101,7 @@ func TestReadmeControlPlaneSession(t *testing.T) {
 // TestReadmeEnvoyBootstrap checks the README's Envoy bootstrap is one Envoy accepts:
 // it decodes strictly into the bootstrap proto and passes its ValidateAll.
 func TestReadmeEnvoyBootstrap(t *testing.T) {
-	js, err := yaml.YAMLToJSON([]byte(block(t, "<!-- envoy-bootstrap")))
+	js, err := yaml.YAMLToJSON([]byte(testbin.ReadmeBlock(t, "<!-- envoy-bootstrap")))
 	if err != nil {
 		t.Fatal(err)
 	}

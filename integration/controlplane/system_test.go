@@ -9,9 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,27 +21,6 @@ import (
 // settle bounds how long a change may take to reach the data plane in these tests; it
 // is a deadline for polling, not a performance figure (see BENCHMARKS.md for those).
 const settle = 20 * time.Second
-
-var (
-	pluginsOnce  sync.Once
-	builtPlugins string
-)
-
-func plugins(t *testing.T) string {
-	t.Helper()
-	pluginsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gatehouse-cp-plugins-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		testbin.Plugin(t, "./plugins/required_header", dir, "required_header.so")
-		builtPlugins = dir
-	})
-	if builtPlugins == "" {
-		t.Fatal("plugins failed to build in an earlier test")
-	}
-	return builtPlugins
-}
 
 // system is a control plane, an extauth and a gateway, each its own process.
 type system struct {
@@ -64,7 +41,7 @@ func startSystem(t *testing.T, allowed string) *system {
 	s.dir = resources(t, echo.Listener.Addr().String(), s.extauthAdr, allowed)
 	s.startControlPlane(t)
 	bin := testbin.Gatehouse(t)
-	s.ex = testbin.Start(t, nil, bin, "extauth", "--xds", s.xds, "--plugin-dir", plugins(t), "--listen", s.extauthAdr)
+	s.ex = testbin.Start(t, nil, bin, "extauth", "--xds", s.xds, "--plugin-dir", testbin.SamplePlugins(t), "--listen", s.extauthAdr)
 	s.gateway = testbin.Start(t, nil, bin, "gateway", "--xds", s.xds, "--role", xds.DefaultProxyRole, "--listen", s.gw,
 		"--https-listen", testbin.FreeAddr(t))
 	testbin.WaitTCP(t, s.gateway, s.gw, settle)

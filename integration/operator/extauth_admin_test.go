@@ -35,7 +35,7 @@ spec: {static: {hosts: [{addr: %s, port: %s}]}}
 	writeFile(t, dir, "virtual_services.yaml", virtualServiceYAML("default", "*", "echo"))
 	cp := startControlPlane(t, dir)
 	bin := testbin.Gatehouse(t)
-	ex := testbin.Start(t, nil, bin, "extauth", "--xds", cp.xds, "--plugin-dir", plugins(t), "--listen", extauth, "--admin-listen", admin)
+	ex := testbin.Start(t, nil, bin, "extauth", "--xds", cp.xds, "--plugin-dir", testbin.SamplePlugins(t), "--listen", extauth, "--admin-listen", admin)
 	g := testbin.Start(t, nil, bin, "gateway", "--xds", cp.xds, "--role", xds.DefaultProxyRole, "--listen", gw,
 		"--https-listen", "", "--admin-listen", "", "--echo-listen", echo)
 	testbin.WaitTCP(t, ex, admin, settle)

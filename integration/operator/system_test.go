@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,28 +15,6 @@ import (
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
-
-var (
-	pluginsOnce  sync.Once
-	builtPlugins string
-)
-
-// plugins builds the sample plugin once per test process.
-func plugins(t *testing.T) string {
-	t.Helper()
-	pluginsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gatehouse-operator-plugins-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		testbin.Plugin(t, "./plugins/required_header", dir, "required_header.so")
-		builtPlugins = dir
-	})
-	if builtPlugins == "" {
-		t.Fatal("plugins failed to build in an earlier test")
-	}
-	return builtPlugins
-}
 
 // system is a control plane with an extauth server and a gateway following it.
 type system struct {
@@ -52,7 +29,7 @@ func startSystem(t *testing.T, dir string, gatewayArgs ...string) *system {
 	t.Helper()
 	s := &system{controlPlane: startControlPlane(t, dir), gatewayListen: testbin.FreeAddr(t)}
 	bin := testbin.Gatehouse(t)
-	s.extauth = testbin.Start(t, nil, bin, "extauth", "--xds", s.xds, "--plugin-dir", plugins(t), "--listen", testbin.FreeAddr(t))
+	s.extauth = testbin.Start(t, nil, bin, "extauth", "--xds", s.xds, "--plugin-dir", testbin.SamplePlugins(t), "--listen", testbin.FreeAddr(t))
 	s.gateway = testbin.Start(t, nil, bin, append([]string{"gateway", "--xds", s.xds, "--role", xds.DefaultProxyRole,
 		"--listen", s.gatewayListen, "--https-listen", ""}, gatewayArgs...)...)
 	return s
@@ -63,9 +40,7 @@ func startSystem(t *testing.T, dir string, gatewayArgs ...string) *system {
 func normalize(t *testing.T, s, dir string) string {
 	t.Helper()
 	s = strings.ReplaceAll(s, dir, "$RESOURCES")
-	if builtPlugins != "" {
-		s = strings.ReplaceAll(s, builtPlugins, "$PLUGINS")
-	}
+	s = strings.ReplaceAll(s, testbin.SamplePlugins(t), "$PLUGINS")
 	host, _ := os.Hostname()
 	return regexp.MustCompile(regexp.QuoteMeta(host)+`-\d+`).ReplaceAllString(s, "$$NODE")
 }

@@ -15,42 +15,6 @@ import (
 
 const settle = 20 * time.Second
 
-// session returns the console block that follows the marker in the README.
-func session(t *testing.T, marker string) string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testbin.Root(t), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(data), marker)
-	if !ok {
-		t.Fatalf("README.md has no %q", marker)
-	}
-	_, rest, _ = strings.Cut(rest, "```")
-	_, rest, _ = strings.Cut(rest, "\n")
-	body, _, ok := strings.Cut(rest, "```")
-	if !ok {
-		t.Fatalf("README.md: the block after %q does not end", marker)
-	}
-	return body
-}
-
-type step struct{ command, output string }
-
-func steps(body string) []step {
-	var out []step
-	for _, line := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
-		if cmd, ok := strings.CutPrefix(line, "$ "); ok {
-			out = append(out, step{command: cmd})
-			continue
-		}
-		if len(out) > 0 {
-			out[len(out)-1].output += line + "\n"
-		}
-	}
-	return out
-}
-
 // TestReadmeJWTRBACSession runs the session command by command: devidp and gatehouse dev
 // in the background, each curl until it prints what the README shows. Addresses move
 // to free ports (the example's Upstreams in a copy of the folder), nothing else changes.
@@ -90,8 +54,8 @@ func TestReadmeJWTRBACSession(t *testing.T) {
 		"127.0.0.1:9100", idp,
 	)
 	ran := 0
-	for _, st := range steps(session(t, "<!-- jwt-rbac-session")) {
-		cmd := replacer.Replace(st.command)
+	for _, st := range testbin.ConsoleSteps(testbin.ReadmeBlock(t, "<!-- jwt-rbac-session")) {
+		cmd := replacer.Replace(st.Command)
 		if bg, ok := strings.CutSuffix(cmd, " &"); ok {
 			args := strings.Fields(bg)
 			addr := idp
@@ -109,10 +73,10 @@ func TestReadmeJWTRBACSession(t *testing.T) {
 			c.Dir = root
 			out, err := c.CombinedOutput()
 			if err != nil {
-				return fmt.Errorf("%s: %v\n%s", st.command, err, out)
+				return fmt.Errorf("%s: %v\n%s", st.Command, err, out)
 			}
-			if string(out) != st.output {
-				return fmt.Errorf("%s: printed %q, the README shows %q", st.command, out, st.output)
+			if string(out) != st.Output {
+				return fmt.Errorf("%s: printed %q, the README shows %q", st.Command, out, st.Output)
 			}
 			return nil
 		})

@@ -1,0 +1,74 @@
+package testbin
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// ReadmeBlock returns the fenced block that follows marker (an HTML comment) in the
+// repository's README.md, so a test runs exactly what the README shows.
+func ReadmeBlock(t testing.TB, marker string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Root(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(data), marker)
+	if !ok {
+		t.Fatalf("README.md has no %q", marker)
+	}
+	_, rest, _ = strings.Cut(rest, "```")
+	_, rest, _ = strings.Cut(rest, "\n") // the fence's info string
+	body, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatalf("README.md: the block after %q does not end", marker)
+	}
+	return body
+}
+
+// ConsoleStep is one "$ command" of a console block and the output shown under it.
+type ConsoleStep struct {
+	Command string
+	Output  string
+}
+
+// ConsoleSteps splits a console block into its commands and their outputs.
+func ConsoleSteps(body string) []ConsoleStep {
+	var out []ConsoleStep
+	for _, line := range strings.Split(strings.TrimRight(body, "\n"), "\n") {
+		if cmd, ok := strings.CutPrefix(line, "$ "); ok {
+			out = append(out, ConsoleStep{Command: cmd})
+			continue
+		}
+		if len(out) > 0 {
+			out[len(out)-1].Output += line + "\n"
+		}
+	}
+	return out
+}
+
+var (
+	sampleOnce sync.Once
+	sampleDir  string
+)
+
+// SamplePlugins builds the sample plugin (required_header.so) once per test process
+// into a folder of its own and returns that folder.
+func SamplePlugins(t testing.TB) string {
+	t.Helper()
+	sampleOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "gatehouse-sample-plugins-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		Plugin(t, "./plugins/required_header", dir, "required_header.so")
+		sampleDir = dir
+	})
+	if sampleDir == "" {
+		t.Fatal("testbin: the sample plugin failed to build in an earlier test")
+	}
+	return sampleDir
+}
