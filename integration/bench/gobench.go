@@ -42,11 +42,32 @@ func runGoBenchmarks(ctx context.Context, root, pattern string, pkgs ...string) 
 	return bs, nil
 }
 
-var benchLine = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op\s+(\d+) B/op\s+(\d+) allocs/op`)
-
-// parseGoBench reads benchmark lines, attributing each to the "pkg:" line before it.
+// parseGoBench reads the -benchmem lines (ns/op, B/op and allocs/op all reported).
 func parseGoBench(out string) []goBench {
 	var bs []goBench
+	for _, l := range parseGoBenchLines(out) {
+		ns, okNs := l.Metrics["ns/op"]
+		bytes, okB := l.Metrics["B/op"]
+		allocs, okA := l.Metrics["allocs/op"]
+		if okNs && okB && okA {
+			bs = append(bs, goBench{Package: l.Package, Name: l.Name, NsPerOp: ns, BytesPerOp: int64(bytes), AllocsPerOp: int64(allocs)})
+		}
+	}
+	return bs
+}
+
+// goBenchLine is one benchmark result with every metric it reported.
+type goBenchLine struct {
+	Package, Name string
+	Metrics       map[string]float64 // unit → value: "ns/op", "B/op", "p50-ms", …
+}
+
+var benchName = regexp.MustCompile(`^(Benchmark\S+?)(?:-\d+)?\s+\d+\s+(.*)$`)
+
+// parseGoBenchLines reads every "value unit" pair of each benchmark line, attributing
+// the line to the "pkg:" line before it.
+func parseGoBenchLines(out string) []goBenchLine {
+	var bs []goBenchLine
 	pkg := ""
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
@@ -55,14 +76,18 @@ func parseGoBench(out string) []goBench {
 			pkg = strings.TrimSpace(p)
 			continue
 		}
-		m := benchLine.FindStringSubmatch(line)
+		m := benchName.FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
-		ns, _ := strconv.ParseFloat(m[2], 64)
-		bytes, _ := strconv.ParseInt(m[3], 10, 64)
-		allocs, _ := strconv.ParseInt(m[4], 10, 64)
-		bs = append(bs, goBench{Package: pkg, Name: m[1], NsPerOp: ns, BytesPerOp: bytes, AllocsPerOp: allocs})
+		f := strings.Fields(m[2])
+		b := goBenchLine{Package: pkg, Name: m[1], Metrics: map[string]float64{}}
+		for i := 0; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				b.Metrics[f[i+1]] = v
+			}
+		}
+		bs = append(bs, b)
 	}
 	return bs
 }
