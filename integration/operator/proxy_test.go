@@ -29,6 +29,15 @@ func TestProxyAdmin(t *testing.T) {
 		}
 		return err
 	})
+	// The admin records each xDS update just after the gateway applied it, so /ready can
+	// answer before the last type (the routes) shows in /config_dump.
+	testbin.Eventually(t, settle, func() error {
+		_, body, err := httpDo(http.MethodPost, "http://"+admin+"/config_dump", "")
+		if err == nil && !strings.Contains(body, `"dynamic_route_configs"`) {
+			err = fmt.Errorf("/config_dump has no route configuration yet")
+		}
+		return err
+	})
 
 	t.Run("config_dump", func(t *testing.T) {
 		for _, tt := range []struct {
