@@ -36,6 +36,8 @@ const (
 
 type controlplaneOptions struct {
 	resources, xdsListen, admin, devAdmin string
+	// debounce is how long --resources must be quiet after a change before it is read.
+	debounce time.Duration
 }
 
 func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
@@ -67,7 +69,7 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 				}
 				return runControlplane(cmd.Context(), log, o, src)
 			}
-			return runControlplane(cmd.Context(), log, o, &source.Dir{Path: o.resources, Log: log})
+			return runControlplane(cmd.Context(), log, o, &source.Dir{Path: o.resources, Log: log, Debounce: o.debounce})
 		},
 	}
 	admin := defaultAdminListen
@@ -77,6 +79,8 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 		}
 	}
 	cmd.Flags().StringVar(&o.resources, "resources", "", "folder of resource YAML files (watched)")
+	cmd.Flags().DurationVar(&o.debounce, "resources-debounce", source.DefaultDebounce,
+		"how long --resources must be quiet after a change before it is read again (an editor's writes are read once; added to every edit's latency)")
 	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", defaultXDSListen, "xDS (ADS) gRPC address")
 	cmd.Flags().StringVar(&o.devAdmin, "dev-admin-listen", defaultDevAdmin, "the deprecated developer API's address, served only while Settings spec.devMode is true (empty: never)")
 	cmd.Flags().StringVar(&o.admin, "admin-listen", admin, "admin HTTP address (empty: off; off by default when START_STATS_SERVER=false)")

@@ -37,18 +37,32 @@ type Dir struct {
 	Path string
 	Log  zerolog.Logger
 	// Debounce is how long the directory must stay quiet after an event before it is
-	// read again, so an editor's burst of writes is read once (default 100ms).
+	// read again, so an editor's burst of writes is read once (default
+	// DefaultDebounce). It is added to every edit's latency.
 	Debounce time.Duration
 	// Retry is how often a vanished or unreadable directory is tried again (default 1s).
 	Retry time.Duration
 
 	files map[string]*fileState // by path
+	// troubled are the files with problems.
+	troubled map[string]bool
+	// defs counts the definitions of each key over every file; dups is the number of
+	// keys defined more than once.
+	defs map[Key]int
+	dups int
 	// serving is the origin of each key in the last published Input.
-	serving  map[Key]string
-	dirErr   error
-	last     *Input
-	watching bool
+	serving map[Key]string
+	dirErr  error
+	last    *Input
+	// lastClean is true when last had neither a duplicate key nor a directory problem,
+	// so the next Input may be made by editing it.
+	lastClean bool
+	watching  bool
 }
+
+// DefaultDebounce is Dir.Debounce's default: an editor's writes of one save come
+// within microseconds of each other, and every millisecond of it is latency.
+const DefaultDebounce = 10 * time.Millisecond
 
 // fileState is what a file held the last time it was read.
 type fileState struct {
@@ -61,7 +75,7 @@ func (d *Dir) debounce() time.Duration {
 	if d.Debounce > 0 {
 		return d.Debounce
 	}
-	return 100 * time.Millisecond
+	return DefaultDebounce
 }
 
 func (d *Dir) retry() time.Duration {
@@ -77,54 +91,31 @@ func (d *Dir) Run(ctx context.Context, publish func(*Input)) error {
 	d.Path = filepath.Clean(d.Path)
 	d.files = map[string]*fileState{}
 	d.serving = map[Key]string{}
+	d.troubled = map[string]bool{}
+	d.defs = map[Key]int{}
 	// Watch before reading, so no change between the read and the watch is missed.
 	w, err := d.startWatch()
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-	if err := d.scan(nil); err != nil {
+	if _, _, err := d.scan(nil); err != nil {
 		return fmt.Errorf("source: %w", err)
 	}
-	d.publishIfChanged(publish)
+	d.publishIfChanged(nil, true, publish)
 	return d.watch(ctx, w, publish)
 }
 
-func (d *Dir) publishIfChanged(publish func(*Input)) {
-	in := d.input()
-	if d.last != nil && sameInput(d.last, in) {
+// publishIfChanged publishes the Input after a scan (see next) if it changed.
+func (d *Dir) publishIfChanged(changes []fileChange, all bool, publish func(*Input)) {
+	in := d.next(changes, all)
+	if in == nil {
 		return
 	}
 	d.last = in
-	for _, r := range in.Resources {
-		d.serving[r.Key()] = r.Origin
-	}
-	for k := range d.serving {
-		if !hasKey(in.Resources, k) {
-			delete(d.serving, k)
-		}
-	}
 	d.Log.Info().Int("resources", len(in.Resources)).Int("problems", len(in.Problems)).Str("dir", d.Path).Msg("resources read")
 	for _, p := range in.Problems {
 		d.Log.Warn().Str("problem", p.String()).Msg("resources: not read; what it held before keeps serving")
 	}
 	publish(in)
-}
-
-func sameInput(a, b *Input) bool {
-	if len(a.Resources) != len(b.Resources) || len(a.Problems) != len(b.Problems) {
-		return false
-	}
-	for i := range a.Resources {
-		x, y := &a.Resources[i], &b.Resources[i]
-		if x.Hash != y.Hash || x.Origin != y.Origin || x.Key() != y.Key() {
-			return false
-		}
-	}
-	for i := range a.Problems {
-		if a.Problems[i] != b.Problems[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -12,34 +12,63 @@ import (
 	"sync"
 )
 
-// scan reads the directory. With dirty == nil every file is read; otherwise only the
-// files in dirty and files not seen before (a listing is still taken, to see removals).
+// fileChange is a file whose state a scan changed, with the resources it held before.
+type fileChange struct {
+	path   string
+	before []Resource
+}
+
+// scan reads the directory. With dirty == nil the directory is listed and every file
+// read. Otherwise only the files in dirty are looked at, without a listing: with tens
+// of thousands of files, listing them costs more than the edit that caused the event.
 // A file whose content did not change is not decoded again.
-func (d *Dir) scan(dirty map[string]bool) error {
-	names, err := d.list()
-	if err != nil {
-		d.dirErr = err
-		return err
-	}
-	d.dirErr = nil
-	present := make(map[string]bool, len(names))
+//
+// It returns the files whose resources or problems changed; all is true when it read
+// the whole directory, and the caller should not rely on changes then.
+func (d *Dir) scan(dirty map[string]bool) (changes []fileChange, all bool, err error) {
 	var toRead []string
-	for _, f := range names {
-		present[f] = true
-		if st := d.files[f]; st != nil && dirty != nil && !dirty[f] {
-			continue
+	if dirty == nil {
+		names, err := d.list()
+		if err != nil {
+			d.dirErr = err
+			return nil, true, err
 		}
-		toRead = append(toRead, f)
+		d.dirErr = nil
+		present := make(map[string]bool, len(names))
+		for _, f := range names {
+			present[f] = true
+		}
+		for f := range d.files {
+			if !present[f] {
+				d.drop(f) // removed from the directory: its resources go with it
+			}
+		}
+		toRead = names
+	} else {
+		for f := range dirty {
+			if fi, err := os.Stat(f); err != nil || fi.IsDir() {
+				// Gone, or not a file any more (as a listing would skip it).
+				if st := d.files[f]; st != nil {
+					changes = append(changes, fileChange{path: f, before: st.resources})
+					d.drop(f)
+				}
+				continue
+			}
+			toRead = append(toRead, f)
+		}
+		sort.Strings(toRead)
 	}
 	for i, r := range loadAll(toRead, d.files) {
-		d.apply(toRead[i], r)
-	}
-	for f := range d.files {
-		if !present[f] {
-			delete(d.files, f) // removed from the directory: its resources go with it
+		path := toRead[i]
+		var before []Resource
+		if st := d.files[path]; st != nil {
+			before = st.resources
+		}
+		if d.apply(path, r) {
+			changes = append(changes, fileChange{path: path, before: before})
 		}
 	}
-	return nil
+	return changes, dirty == nil, nil
 }
 
 // list returns the paths of the YAML files directly in the directory, sorted.
@@ -51,7 +80,7 @@ func (d *Dir) list() ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		name := e.Name()
-		if ext := filepath.Ext(name); strings.HasPrefix(name, ".") || (ext != ".yaml" && ext != ".yml") {
+		if !isResourceFile(name) {
 			continue
 		}
 		p := filepath.Join(d.Path, name)
@@ -68,6 +97,13 @@ func (d *Dir) list() ([]string, error) {
 	return out, nil
 }
 
+// isResourceFile says whether a directory entry's name is one the source reads: a
+// *.yaml or *.yml file that is not hidden (editors' swap files are).
+func isResourceFile(name string) bool {
+	ext := filepath.Ext(name)
+	return !strings.HasPrefix(name, ".") && (ext == ".yaml" || ext == ".yml")
+}
+
 // loaded is what reading one file gave.
 type loaded struct {
 	sum       [32]byte
@@ -80,6 +116,10 @@ type loaded struct {
 // first read of a large directory takes.
 func loadAll(paths []string, known map[string]*fileState) []loaded {
 	out := make([]loaded, len(paths))
+	if len(paths) == 1 {
+		out[0] = load(paths[0], known[paths[0]])
+		return out
+	}
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(paths)) {
@@ -113,9 +153,10 @@ func load(path string, st *fileState) loaded {
 	return loaded{sum: sum, resources: res, problems: probs}
 }
 
-// apply records what reading a file gave. A file that cannot be read or decoded keeps
-// the resources of its last good version.
-func (d *Dir) apply(path string, r loaded) {
+// apply records what reading a file gave and says whether the file's resources or
+// problems changed. A file that cannot be read or decoded keeps the resources of its
+// last good version.
+func (d *Dir) apply(path string, r loaded) bool {
 	st := d.files[path]
 	if st == nil {
 		st = &fileState{}
@@ -123,77 +164,51 @@ func (d *Dir) apply(path string, r loaded) {
 	}
 	switch {
 	case r.unchanged:
+		return false
 	case len(r.problems) > 0:
+		if slices.Equal(st.problems, r.problems) {
+			return false
+		}
 		st.problems = r.problems
+		d.troubled[path] = true
 	default:
-		st.sum, st.resources, st.problems = r.sum, r.resources, nil
+		st.sum, st.problems = r.sum, nil
+		d.setResources(st, r.resources)
+		delete(d.troubled, path)
+	}
+	return true
+}
+
+// drop forgets a file that is gone.
+func (d *Dir) drop(path string) {
+	if st := d.files[path]; st != nil {
+		d.setResources(st, nil)
+		delete(d.files, path)
+		delete(d.troubled, path)
 	}
 }
 
-// input assembles the Input from every file's last good resources.
-func (d *Dir) input() *Input {
-	paths := make([]string, 0, len(d.files))
-	n := 0
-	for p, st := range d.files {
-		paths = append(paths, p)
-		n += len(st.resources)
-	}
-	sort.Strings(paths)
-	in := &Input{Source: "dir " + d.Path, Resources: make([]Resource, 0, n)}
-	if d.dirErr != nil {
-		in.Problems = append(in.Problems, Problem{Origin: d.Path,
-			Message: d.dirErr.Error() + "; every resource read before keeps serving"})
-	}
-	for _, p := range paths {
-		st := d.files[p]
-		in.Resources = append(in.Resources, st.resources...)
-		in.Problems = append(in.Problems, st.problems...)
-	}
-	// A stable sort keeps file order, then document order, among definitions of a key.
-	slices.SortStableFunc(in.Resources, func(a, b Resource) int { return a.Key().Compare(b.Key()) })
-	in.Resources = d.dedupe(in.Resources, &in.Problems)
-	return in
-}
-
-// dedupe keeps one definition per key: the one serving, else the first.
-func (d *Dir) dedupe(rs []Resource, problems *[]Problem) []Resource {
-	out := rs[:0]
-	for i := 0; i < len(rs); {
-		j := i + 1
-		for j < len(rs) && rs[j].Key() == rs[i].Key() {
-			j++
+// setResources replaces the resources of st, counting the definitions of each key so
+// that duplicates are known without looking at every file.
+func (d *Dir) setResources(st *fileState, rs []Resource) {
+	for i := range st.resources {
+		k := st.resources[i].Key()
+		n := d.defs[k] - 1
+		if n == 1 {
+			d.dups--
 		}
-		keep := i
-		if j-i > 1 {
-			serving := d.serving[rs[i].Key()]
-			for k := i; k < j; k++ {
-				if rs[k].Origin == serving {
-					keep = k
-					break
-				}
-			}
-			for k := i; k < j; k++ {
-				if k == keep {
-					continue
-				}
-				*problems = append(*problems, Problem{Origin: rs[k].Origin, Message: duplicate(rs[keep], rs[k])})
-			}
+		if n == 0 {
+			delete(d.defs, k)
+		} else {
+			d.defs[k] = n
 		}
-		out = append(out, rs[keep])
-		i = j
 	}
-	return out
-}
-
-func duplicate(kept, dropped Resource) string {
-	k := kept.Key()
-	if kept.Origin == dropped.Origin {
-		return fmt.Sprintf("%s is defined twice in %s; the first definition is used", k, kept.Origin)
+	for i := range rs {
+		k := rs[i].Key()
+		d.defs[k]++
+		if d.defs[k] == 2 {
+			d.dups++
+		}
 	}
-	return fmt.Sprintf("%s is defined in both %s and %s; the definition in %s is used", k, kept.Origin, dropped.Origin, kept.Origin)
-}
-
-func hasKey(rs []Resource, k Key) bool {
-	_, found := slices.BinarySearchFunc(rs, k, func(r Resource, k Key) int { return r.Key().Compare(k) })
-	return found
+	st.resources = rs
 }

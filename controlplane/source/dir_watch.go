@@ -69,13 +69,15 @@ func (d *Dir) watch(ctx context.Context, w *fsnotify.Watcher, publish func(*Inpu
 				dirty = nil
 			}
 			wasBroken := d.dirErr != nil || !d.watching
-			if err := d.scan(dirty); err == nil && wasBroken {
+			changes, all, err := d.scan(dirty)
+			if err == nil && wasBroken {
 				d.addWatch(w)
 				// Events between the scan and the new watch would be lost: read again.
-				_ = d.scan(nil)
+				_, _, _ = d.scan(nil)
+				all = true
 			}
 			dirty, full = map[string]bool{}, false
-			d.publishIfChanged(publish)
+			d.publishIfChanged(changes, all, publish)
 		}
 	}
 }
@@ -119,8 +121,7 @@ func (d *Dir) concerns(ev fsnotify.Event, dirty map[string]bool, full *bool) boo
 		return false // another entry of the parent folder
 	}
 	base := filepath.Base(name)
-	ext := filepath.Ext(base)
-	if !strings.HasPrefix(base, ".") && (ext == ".yaml" || ext == ".yml") {
+	if isResourceFile(base) {
 		if dirty != nil {
 			dirty[name] = true
 		}

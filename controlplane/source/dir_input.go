@@ -1,0 +1,172 @@
+package source
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+)
+
+// maxIncremental is the number of changed files above which the next Input is
+// assembled from every file again rather than by editing the last one.
+const maxIncremental = 64
+
+// next is the Input after a scan, or nil when nothing in it changed. When the scan
+// says which files changed, and neither the last Input nor this one has a duplicate
+// key or a directory problem, the last Input is edited where those files' resources
+// are (what an edit costs then does not grow with the number of other files);
+// otherwise it is assembled from every file.
+func (d *Dir) next(changes []fileChange, all bool) *Input {
+	if all || d.last == nil || !d.lastClean || d.dups > 0 || d.dirErr != nil || len(changes) > maxIncremental {
+		in := d.input()
+		if d.last != nil && sameInput(d.last, in) {
+			return nil
+		}
+		d.lastClean = d.dups == 0 && d.dirErr == nil
+		d.serving = make(map[Key]string, len(in.Resources))
+		for _, r := range in.Resources {
+			d.serving[r.Key()] = r.Origin
+		}
+		return in
+	}
+	problems := d.problems()
+	if !changed(d, changes) && slices.Equal(problems, d.last.Problems) {
+		return nil
+	}
+	rs := slices.Clone(d.last.Resources) // a published Input is never modified
+	for _, c := range changes {
+		for _, r := range c.before {
+			if i, ok := find(rs, r.Key()); ok {
+				rs = slices.Delete(rs, i, i+1)
+			}
+			delete(d.serving, r.Key())
+		}
+	}
+	for _, c := range changes {
+		if st := d.files[c.path]; st != nil {
+			for _, r := range st.resources {
+				i, ok := find(rs, r.Key())
+				if ok { // no duplicates: only a definition this file held before
+					rs[i] = r
+				} else {
+					rs = slices.Insert(rs, i, r)
+				}
+				d.serving[r.Key()] = r.Origin
+			}
+		}
+	}
+	return &Input{Source: d.source(), Resources: rs, Problems: problems}
+}
+
+// changed says whether any changed file holds other resources than before.
+func changed(d *Dir, changes []fileChange) bool {
+	for _, c := range changes {
+		var now []Resource
+		if st := d.files[c.path]; st != nil {
+			now = st.resources
+		}
+		if !slices.EqualFunc(c.before, now, func(a, b Resource) bool {
+			return a.Hash == b.Hash && a.Origin == b.Origin && a.Key() == b.Key()
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// problems are the problems of every file, in file order (there is no directory
+// problem or duplicate when it is called).
+func (d *Dir) problems() []Problem {
+	paths := make([]string, 0, len(d.troubled))
+	for p := range d.troubled {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var out []Problem
+	for _, p := range paths {
+		out = append(out, d.files[p].problems...)
+	}
+	return out
+}
+
+func (d *Dir) source() string { return "dir " + d.Path }
+
+// input assembles the Input from every file's last good resources.
+func (d *Dir) input() *Input {
+	paths := make([]string, 0, len(d.files))
+	n := 0
+	for p, st := range d.files {
+		paths = append(paths, p)
+		n += len(st.resources)
+	}
+	sort.Strings(paths)
+	in := &Input{Source: d.source(), Resources: make([]Resource, 0, n)}
+	if d.dirErr != nil {
+		in.Problems = append(in.Problems, Problem{Origin: d.Path,
+			Message: d.dirErr.Error() + "; every resource read before keeps serving"})
+	}
+	for _, p := range paths {
+		st := d.files[p]
+		in.Resources = append(in.Resources, st.resources...)
+		in.Problems = append(in.Problems, st.problems...)
+	}
+	// A stable sort keeps file order, then document order, among definitions of a key.
+	slices.SortStableFunc(in.Resources, func(a, b Resource) int { return a.Key().Compare(b.Key()) })
+	in.Resources = d.dedupe(in.Resources, &in.Problems)
+	return in
+}
+
+// dedupe keeps one definition per key: the one serving, else the first.
+func (d *Dir) dedupe(rs []Resource, problems *[]Problem) []Resource {
+	out := rs[:0]
+	for i := 0; i < len(rs); {
+		j := i + 1
+		for j < len(rs) && rs[j].Key() == rs[i].Key() {
+			j++
+		}
+		keep := i
+		if j-i > 1 {
+			serving := d.serving[rs[i].Key()]
+			for k := i; k < j; k++ {
+				if rs[k].Origin == serving {
+					keep = k
+					break
+				}
+			}
+			for k := i; k < j; k++ {
+				if k == keep {
+					continue
+				}
+				*problems = append(*problems, Problem{Origin: rs[k].Origin, Message: duplicate(rs[keep], rs[k])})
+			}
+		}
+		out = append(out, rs[keep])
+		i = j
+	}
+	return out
+}
+
+func duplicate(kept, dropped Resource) string {
+	k := kept.Key()
+	if kept.Origin == dropped.Origin {
+		return fmt.Sprintf("%s is defined twice in %s; the first definition is used", k, kept.Origin)
+	}
+	return fmt.Sprintf("%s is defined in both %s and %s; the definition in %s is used", k, kept.Origin, dropped.Origin, kept.Origin)
+}
+
+func sameInput(a, b *Input) bool {
+	if len(a.Resources) != len(b.Resources) || len(a.Problems) != len(b.Problems) {
+		return false
+	}
+	for i := range a.Resources {
+		x, y := &a.Resources[i], &b.Resources[i]
+		if x.Hash != y.Hash || x.Origin != y.Origin || x.Key() != y.Key() {
+			return false
+		}
+	}
+	return slices.Equal(a.Problems, b.Problems)
+}
+
+// find is where k is, or would be, in rs (in key order).
+func find(rs []Resource, k Key) (int, bool) {
+	return slices.BinarySearchFunc(rs, k, func(r Resource, k Key) int { return r.Key().Compare(k) })
+}
