@@ -3,6 +3,8 @@ package harness
 import (
 	"bufio"
 	"errors"
+	"fmt"
+	"io"
 	"net"
 	"os/exec"
 	"strconv"
@@ -57,12 +59,7 @@ func (r *Redis) Do(args ...string) (string, error) {
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(2 * time.Second))
-	var b strings.Builder
-	b.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		b.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
-	}
-	if _, err := c.Write([]byte(b.String())); err != nil {
+	if _, err := c.Write([]byte(command(args))); err != nil {
 		return "", err
 	}
 	line, err := bufio.NewReader(c).ReadString('\n')
@@ -77,4 +74,64 @@ func (r *Redis) Exists(t testing.TB, key string) bool {
 		t.Fatalf("harness: redis EXISTS: %v", err)
 	}
 	return got == ":1"
+}
+
+// Bulk sends one command whose reply is a bulk string (INFO, CLUSTER INFO, CLUSTER
+// NODES, GET) and returns that string; a nil reply is "".
+func (r *Redis) Bulk(args ...string) (string, error) {
+	c, err := net.DialTimeout("tcp", r.Addr, time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte(command(args))); err != nil {
+		return "", err
+	}
+	br := bufio.NewReader(c)
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	n, err := strconv.Atoi(strings.TrimPrefix(line, "$"))
+	switch {
+	case !strings.HasPrefix(line, "$") || err != nil:
+		return "", fmt.Errorf("harness: redis %s answered %q, not a bulk string", args[0], line)
+	case n < 0:
+		return "", nil
+	}
+	b := make([]byte, n+2)
+	if _, err := io.ReadFull(br, b); err != nil {
+		return "", err
+	}
+	return string(b[:n]), nil
+}
+
+// CommandCalls is how many times the server ran cmd (lower case, as INFO
+// commandstats names it, such as "get"), from INFO commandstats.
+func (r *Redis) CommandCalls(t testing.TB, cmd string) int {
+	t.Helper()
+	info, err := r.Bulk("INFO", "commandstats")
+	if err != nil {
+		t.Fatalf("harness: redis INFO commandstats: %v", err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		rest, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":calls=")
+		if !ok {
+			continue
+		}
+		n, _ := strconv.Atoi(strings.Split(rest, ",")[0])
+		return n
+	}
+	return 0
+}
+
+func command(args []string) string {
+	var b strings.Builder
+	b.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
+	for _, a := range args {
+		b.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
+	}
+	return b.String()
 }

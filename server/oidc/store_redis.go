@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 )
 
 // RedisKeyPrefix starts every key the step writes.
@@ -18,22 +18,29 @@ const RedisKeyPrefix = "gatehouse:oidc:"
 // random handle; the cookie holds only the handle. The stored value is sealed with a
 // key derived from the handle too, so neither a Redis dump nor a key name is enough to
 // use a session, and replicas need no shared secret to read each other's sessions.
+//
+// Loads are served from a client-side cache that Redis keeps current (see
+// redis_conn.go): a Check with a session this replica has seen costs no round trip,
+// and a logout or refresh on any replica reaches this one's cache as soon as Redis
+// has applied it. A lost connection takes its cached sessions with it, and while
+// Redis cannot be reached Load fails as it did without a cache.
 type RedisStore struct {
-	client redis.UniversalClient
+	conn   *redisConn
 	maxAge time.Duration
+	memo   *sessionMemo
+	hits   atomic.Int64
+	loads  atomic.Int64
 }
 
-// NewRedisStore connects lazily to addrs (one address, or several for a cluster).
-// maxAge is the session cookie max age (0: none configured).
+// NewRedisStore connects in the background to addrs (one address of a single Redis or
+// of a Cluster node, or several Cluster nodes). maxAge is the session cookie max age
+// (0: none configured).
 func NewRedisStore(addrs []string, maxAge time.Duration) *RedisStore {
-	c := redis.NewUniversalClient(&redis.UniversalOptions{
-		Addrs:        addrs,
-		DialTimeout:  time.Second,
-		ReadTimeout:  time.Second,
-		WriteTimeout: time.Second,
-		MaxRetries:   -1, // the request deadline is short; a retry would not fit in it
-	})
-	return &RedisStore{client: c, maxAge: maxAge}
+	return newRedisStore(addrs, maxAge, true)
+}
+
+func newRedisStore(addrs []string, maxAge time.Duration, cache bool) *RedisStore {
+	return &RedisStore{conn: newRedisConn(addrs, cache), maxAge: maxAge, memo: newSessionMemo()}
 }
 
 // RedisSessionKey is the Redis key of the session a cookie handle names.
@@ -57,26 +64,60 @@ func (r *RedisStore) Save(ctx context.Context, s *Session, old string) (string, 
 	if err != nil {
 		return "", err
 	}
-	ttl := sessionTTL(s, r.maxAge, time.Now())
-	if err := r.client.Set(ctx, RedisSessionKey(handle), sl.seal(plain, "session"), ttl).Err(); err != nil {
+	key, sealed := RedisSessionKey(handle), sl.seal(plain, "session")
+	err = r.write(ctx, func(b rueidis.Builder) rueidis.Completed {
+		return b.Set().Key(key).Value(sealed).Px(sessionTTL(s, r.maxAge, time.Now())).Build()
+	}, key)
+	if err != nil {
 		return "", fmt.Errorf("step/oidc: redis: save session: %w", err)
 	}
 	return handle, nil
 }
 
-// Load implements Store.
+// Load implements Store. The session returned is shared with other Checks: callers
+// must not modify it.
 func (r *RedisStore) Load(ctx context.Context, cookie string) (*Session, error) {
 	if len(cookie) != 43 { // 32 random bytes, base64url: anything else was never issued
 		return nil, ErrNoSession
 	}
-	v, err := r.client.Get(ctx, RedisSessionKey(cookie)).Result()
-	if errors.Is(err, redis.Nil) {
+	c, err := r.conn.get()
+	if err != nil {
+		return nil, fmt.Errorf("step/oidc: redis: load session: %w", err)
+	}
+	memo := r.memo.get(cookie)
+	key := ""
+	if memo != nil {
+		key = memo.key
+	} else {
+		key = RedisSessionKey(cookie)
+	}
+	res := c.DoCache(ctx, c.B().Get().Key(key).Cache(), clientCacheTTL)
+	r.loads.Add(1)
+	if res.IsCacheHit() {
+		r.hits.Add(1)
+	}
+	v, err := res.ToString()
+	if rueidis.IsRedisNil(err) {
+		r.memo.drop(cookie)
 		return nil, ErrNoSession
 	}
 	if err != nil {
 		return nil, fmt.Errorf("step/oidc: redis: load session: %w", err)
 	}
-	sl, err := handleSealer(cookie)
+	if memo != nil && memo.raw == v {
+		return memo.sess, nil
+	}
+	s, err := openSession(cookie, v)
+	if err != nil {
+		return nil, err
+	}
+	r.memo.put(cookie, &memoEntry{key: key, raw: v, sess: s})
+	return s, nil
+}
+
+// openSession decodes the sealed value stored for handle.
+func openSession(handle, v string) (*Session, error) {
+	sl, err := handleSealer(handle)
 	if err != nil {
 		return nil, err
 	}
@@ -93,24 +134,57 @@ func (r *RedisStore) Load(ctx context.Context, cookie string) (*Session, error) 
 
 // Clear implements Store.
 func (r *RedisStore) Clear(ctx context.Context, cookie string) error {
-	if err := r.client.Del(ctx, RedisSessionKey(cookie)).Err(); err != nil {
+	key := RedisSessionKey(cookie)
+	r.memo.drop(cookie)
+	err := r.write(ctx, func(b rueidis.Builder) rueidis.Completed { return b.Del().Key(key).Build() }, key)
+	if err != nil {
 		return fmt.Errorf("step/oidc: redis: delete session: %w", err)
 	}
 	return nil
 }
 
+// write sends a command that changes key, followed on the same connection by a PTTL
+// of key. Redis sends this connection the invalidation of key (if it cached it) before
+// the PTTL's reply, and the client applies it before handing that reply over: when
+// write returns, this replica no longer serves the old value, even for a moment.
+func (r *RedisStore) write(ctx context.Context, cmd func(rueidis.Builder) rueidis.Completed, key string) error {
+	c, err := r.conn.get()
+	if err != nil {
+		return err
+	}
+	res := c.DoMulti(ctx, cmd(c.B()), c.B().Pttl().Key(key).Build())
+	if err := res[0].Error(); err != nil {
+		return err
+	}
+	return res[1].Error()
+}
+
 // FirstUse implements Store with SET NX, shared by every replica.
 func (r *RedisStore) FirstUse(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	k := RedisKeyPrefix + "used:" + hex.EncodeToString(digest("used", key))
-	ok, err := r.client.SetNX(ctx, k, 1, ttl).Result()
+	c, err := r.conn.get()
 	if err != nil {
 		return false, fmt.Errorf("step/oidc: redis: record state: %w", err)
 	}
-	return ok, nil
+	k := RedisKeyPrefix + "used:" + hex.EncodeToString(digest("used", key))
+	err = c.Do(ctx, c.B().Set().Key(k).Value("1").Nx().Px(ttl).Build()).Error()
+	switch {
+	case rueidis.IsRedisNil(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("step/oidc: redis: record state: %w", err)
+	}
+	return true, nil
 }
 
+// CacheStats reports how many Loads asked the client-side cache and how many of them
+// it answered without a round trip to Redis.
+func (r *RedisStore) CacheStats() (loads, hits int64) { return r.loads.Load(), r.hits.Load() }
+
 // Ping checks the connection.
-func (r *RedisStore) Ping(ctx context.Context) error { return r.client.Ping(ctx).Err() }
+func (r *RedisStore) Ping(ctx context.Context) error { return r.conn.ping(ctx) }
 
 // Close implements Store.
-func (r *RedisStore) Close() error { return r.client.Close() }
+func (r *RedisStore) Close() error {
+	r.conn.close()
+	return nil
+}

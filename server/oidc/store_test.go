@@ -34,14 +34,18 @@ func TestStoreConformance(t *testing.T) {
 	r := harness.StartRedis(t)
 	rs := oidc.NewRedisStore([]string{r.Addr}, 0)
 	t.Cleanup(func() { rs.Close() })
+	cl := harness.StartRedisCluster(t, 3)
+	// One node's address is enough: the client asks it for the others.
+	rc := oidc.NewRedisStore(cl.Addrs()[:1], 0)
+	t.Cleanup(func() { rc.Close() })
 	for _, sc := range []storeCase{
 		{name: "cookie", store: cs},
 		{name: "redis", store: rs, forgets: true, raw: func(t *testing.T, cookie string) string {
-			v, err := r.Do("GET", oidc.RedisSessionKey(cookie))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return v
+			return bulk(t, r, "GET", oidc.RedisSessionKey(cookie))
+		}},
+		{name: "redis cluster", store: rc, forgets: true, raw: func(t *testing.T, cookie string) string {
+			key := oidc.RedisSessionKey(cookie)
+			return bulk(t, cl.NodeFor(t, key), "GET", key)
 		}},
 	} {
 		t.Run(sc.name, func(t *testing.T) { storeSuite(t, sc) })
@@ -68,8 +72,13 @@ func storeSuite(t *testing.T, sc storeCase) {
 		if strings.Contains(c, "token-value") {
 			t.Error("the cookie shows a token in clear")
 		}
-		if sc.raw != nil && strings.Contains(sc.raw(t, c), "token-value") {
-			t.Error("the store keeps a token in clear")
+		if sc.raw != nil {
+			switch raw := sc.raw(t, c); {
+			case raw == "":
+				t.Error("the store keeps nothing under the session's key")
+			case strings.Contains(raw, "token-value"):
+				t.Error("the store keeps a token in clear")
+			}
 		}
 	})
 	t.Run("two saves, two sessions", func(t *testing.T) {
@@ -143,4 +152,13 @@ func TestRedisStoreUnreachable(t *testing.T) {
 	if _, err := rs.FirstUse(ctx, "k", time.Minute); err == nil {
 		t.Error("FirstUse with Redis down succeeded")
 	}
+}
+
+func bulk(t *testing.T, r *harness.Redis, args ...string) string {
+	t.Helper()
+	v, err := r.Bulk(args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

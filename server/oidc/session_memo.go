@@ -1,0 +1,59 @@
+package oidc
+
+import "sync"
+
+// memoEntries bounds the decoded sessions a RedisStore keeps (a few KB each).
+const memoEntries = 20_000
+
+// sessionMemo remembers, per cookie handle, its Redis key and the session last
+// decoded from a stored value. It decides nothing: Load still asks the client-side
+// cache (or Redis) for the value on every Check and uses the decoded session only
+// when the value is the very one it was decoded from, so the memo saves the key
+// derivation, AES-GCM open and JSON decode and can never be staler than the cache.
+type sessionMemo struct {
+	mu      sync.RWMutex
+	entries map[string]*memoEntry
+}
+
+type memoEntry struct {
+	key  string   // RedisSessionKey(handle)
+	raw  string   // the sealed value sess was decoded from; "" when unknown
+	sess *Session // shared: callers never modify a loaded session
+}
+
+func newSessionMemo() *sessionMemo { return &sessionMemo{entries: make(map[string]*memoEntry)} }
+
+// get returns the entry of handle, or nil.
+func (m *sessionMemo) get(handle string) *memoEntry {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.entries[handle]
+}
+
+// put records e for handle. When full it forgets an arbitrary entry (Go's map order
+// is random): a forgotten session is decoded again, which costs time, not safety.
+func (m *sessionMemo) put(handle string, e *memoEntry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.entries[handle]; !ok && len(m.entries) >= memoEntries {
+		for k := range m.entries {
+			delete(m.entries, k)
+			break
+		}
+	}
+	m.entries[handle] = e
+}
+
+// drop forgets handle.
+func (m *sessionMemo) drop(handle string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.entries, handle)
+}
+
+// len is the number of entries (tests).
+func (m *sessionMemo) len() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.entries)
+}
