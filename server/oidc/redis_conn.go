@@ -111,25 +111,29 @@ func (c *redisConn) connect() {
 	}
 }
 
-// get returns the client, or why there is none yet.
-func (c *redisConn) get() (rueidis.Client, error) {
+// get returns the client, or why there is none yet. Before the first connection
+// attempt has ended it waits for it, within ctx.
+func (c *redisConn) get(ctx context.Context) (rueidis.Client, error) {
+	if cl := c.client.Load(); cl != nil {
+		return cl.Client, nil
+	}
+	select {
+	case <-c.tried:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("not connected yet: %w", ctx.Err())
+	}
 	if cl := c.client.Load(); cl != nil {
 		return cl.Client, nil
 	}
 	if err := c.err.Load(); err != nil {
 		return nil, fmt.Errorf("not connected: %w", *err)
 	}
-	return nil, errors.New("not connected yet")
+	return nil, errors.New("not connected")
 }
 
 // ping waits for the first connection attempt and asks Redis for PONG.
 func (c *redisConn) ping(ctx context.Context) error {
-	select {
-	case <-c.tried:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	cl, err := c.get()
+	cl, err := c.get(ctx)
 	if err != nil {
 		return err
 	}

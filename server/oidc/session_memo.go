@@ -23,8 +23,11 @@ type memoEntry struct {
 
 func newSessionMemo() *sessionMemo { return &sessionMemo{entries: make(map[string]*memoEntry)} }
 
-// get returns the entry of handle, or nil.
+// get returns the entry of handle, or nil. A nil memo remembers nothing.
 func (m *sessionMemo) get(handle string) *memoEntry {
+	if m == nil {
+		return nil
+	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.entries[handle]
@@ -33,6 +36,9 @@ func (m *sessionMemo) get(handle string) *memoEntry {
 // put records e for handle. When full it forgets an arbitrary entry (Go's map order
 // is random): a forgotten session is decoded again, which costs time, not safety.
 func (m *sessionMemo) put(handle string, e *memoEntry) {
+	if m == nil {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.entries[handle]; !ok && len(m.entries) >= memoEntries {
@@ -46,6 +52,9 @@ func (m *sessionMemo) put(handle string, e *memoEntry) {
 
 // drop forgets handle.
 func (m *sessionMemo) drop(handle string) {
+	if m == nil {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.entries, handle)

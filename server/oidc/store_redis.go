@@ -39,8 +39,14 @@ func NewRedisStore(addrs []string, maxAge time.Duration) *RedisStore {
 	return newRedisStore(addrs, maxAge, true)
 }
 
+// newRedisStore without cache is the store as it was before client-side caching (a
+// GET and a decode per Load), which the benchmarks compare against.
 func newRedisStore(addrs []string, maxAge time.Duration, cache bool) *RedisStore {
-	return &RedisStore{conn: newRedisConn(addrs, cache), maxAge: maxAge, memo: newSessionMemo()}
+	r := &RedisStore{conn: newRedisConn(addrs, cache), maxAge: maxAge}
+	if cache {
+		r.memo = newSessionMemo()
+	}
+	return r
 }
 
 // RedisSessionKey is the Redis key of the session a cookie handle names.
@@ -80,7 +86,7 @@ func (r *RedisStore) Load(ctx context.Context, cookie string) (*Session, error) 
 	if len(cookie) != 43 { // 32 random bytes, base64url: anything else was never issued
 		return nil, ErrNoSession
 	}
-	c, err := r.conn.get()
+	c, err := r.conn.get(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("step/oidc: redis: load session: %w", err)
 	}
@@ -148,7 +154,7 @@ func (r *RedisStore) Clear(ctx context.Context, cookie string) error {
 // the PTTL's reply, and the client applies it before handing that reply over: when
 // write returns, this replica no longer serves the old value, even for a moment.
 func (r *RedisStore) write(ctx context.Context, cmd func(rueidis.Builder) rueidis.Completed, key string) error {
-	c, err := r.conn.get()
+	c, err := r.conn.get(ctx)
 	if err != nil {
 		return err
 	}
@@ -161,7 +167,7 @@ func (r *RedisStore) write(ctx context.Context, cmd func(rueidis.Builder) rueidi
 
 // FirstUse implements Store with SET NX, shared by every replica.
 func (r *RedisStore) FirstUse(ctx context.Context, key string, ttl time.Duration) (bool, error) {
-	c, err := r.conn.get()
+	c, err := r.conn.get(ctx)
 	if err != nil {
 		return false, fmt.Errorf("step/oidc: redis: record state: %w", err)
 	}
