@@ -74,7 +74,7 @@ spec:
 `
 
 // startReplicas writes the config for issuer and redis and starts n extauth processes on it.
-func startReplicas(t *testing.T, n int, issuer, redis string, preExpiry time.Duration) []*extauthReplica {
+func startReplicas(t testing.TB, n int, issuer, redis string, preExpiry time.Duration) []*extauthReplica {
 	t.Helper()
 	dir := t.TempDir()
 	doc := strings.NewReplacer("APP", replicaApp, "CLIENT_ID", harness.ClientID, "CLIENT_SECRET", harness.ClientSecret,
@@ -115,8 +115,17 @@ func (v verdict) String() string {
 
 // check sends the Check of a browser page load of path with cookie (a Cookie header
 // value, may be empty).
-func (r *extauthReplica) check(t *testing.T, path, cookie string) verdict {
+func (r *extauthReplica) check(t testing.TB, path, cookie string) verdict {
 	t.Helper()
+	v, err := r.checkErr(path, cookie)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// checkErr is check for goroutines other than the test's.
+func (r *extauthReplica) checkErr(path, cookie string) (verdict, error) {
 	u, _ := url.Parse(replicaApp + path)
 	h := map[string]string{":method": "GET", ":path": u.RequestURI(), ":authority": u.Host, ":scheme": "https",
 		"accept": "text/html,application/xhtml+xml", "user-agent": "integration-test"}
@@ -132,7 +141,7 @@ func (r *extauthReplica) check(t *testing.T, path, cookie string) verdict {
 		ContextExtensions: map[string]string{"config_id": "gatehouse-system.oidc"},
 	}})
 	if err != nil {
-		t.Fatalf("Check %s: %v", path, err)
+		return verdict{}, fmt.Errorf("Check %s: %w", path, err)
 	}
 	var v verdict
 	var set []string
@@ -161,16 +170,16 @@ func (r *extauthReplica) check(t *testing.T, path, cookie string) verdict {
 	for _, s := range set {
 		c, err := http.ParseSetCookie(s)
 		if err != nil {
-			t.Fatalf("Check %s: set-cookie %q: %v", path, s, err)
+			return verdict{}, fmt.Errorf("Check %s: set-cookie %q: %w", path, s, err)
 		}
 		v.cookies = append(v.cookies, c)
 	}
-	return v
+	return v, nil
 }
 
 // replicaLogin logs a user in through replica r as a browser behind Envoy would and
 // returns the session cookie's value (the Redis handle).
-func replicaLogin(t *testing.T, r *extauthReplica, issuer string) string {
+func replicaLogin(t testing.TB, r *extauthReplica, issuer string) string {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
 	app, _ := url.Parse(replicaApp + "/")

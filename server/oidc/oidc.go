@@ -117,6 +117,8 @@ func (st *Step) newStore(ctx context.Context) (Store, error) {
 	if err := r.Ping(pctx); err != nil {
 		// Not fatal: Redis may come up later; until then failOnFetchFailure decides.
 		st.log.Warn().Err(err).Strs("redis", st.s.redisAddrs).Msg("session store unreachable")
+	} else if !r.clientCaching() {
+		st.log.Warn().Strs("redis", st.s.redisAddrs).Msg("redis does not support client-side caching (RESP3, Redis 6+): every Check reads its session from redis")
 	}
 	return r, nil
 }

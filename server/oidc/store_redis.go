@@ -186,6 +186,9 @@ func (r *RedisStore) FirstUse(ctx context.Context, key string, ttl time.Duration
 // it answered without a round trip to Redis.
 func (r *RedisStore) CacheStats() (loads, hits int64) { return r.loads.Load(), r.hits.Load() }
 
+// clientCaching is false when the Redis reached cannot track keys (before Redis 6).
+func (r *RedisStore) clientCaching() bool { return r.memo != nil && !r.conn.uncached.Load() }
+
 // Ping checks the connection.
 func (r *RedisStore) Ping(ctx context.Context) error { return r.conn.ping(ctx) }
 

@@ -3,6 +3,7 @@ package oidc_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +73,9 @@ func TestRedisClientCacheAcrossReplicas(t *testing.T) {
 			load := func() (*oidc.Session, error) { return b.Load(ctx, h) }
 			if s, err := load(); err != nil || s.AccessToken != "access-1" {
 				t.Fatalf("B's first Load: %+v, %v", s, err)
+			}
+			if list := bulk(t, node, "CLIENT", "LIST"); !trackingClient(list) {
+				t.Errorf("CLIENT LIST shows no name=gatehouse-oidc connection with tracking on (flag t):\n%s", list)
 			}
 			gets := node.CommandCalls(t, "get")
 			loads, hits := b.CacheStats()
@@ -167,4 +171,20 @@ func TestRedisClientCacheRedisDown(t *testing.T) {
 			t.Fatalf("Load #%d with Redis down: %+v, %v; want a store error", i+1, s, err)
 		}
 	}
+}
+
+// trackingClient reports whether a CLIENT LIST has a connection of the step with
+// tracking on, as docs/operating.md tells operators to look for.
+func trackingClient(list string) bool {
+	for _, line := range strings.Split(list, "\n") {
+		if !strings.Contains(line, " name=gatehouse-oidc ") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			if flags, ok := strings.CutPrefix(f, "flags="); ok && strings.Contains(flags, "t") {
+				return true
+			}
+		}
+	}
+	return false
 }
