@@ -25,6 +25,8 @@ type loader struct {
 	concurrency int
 	clock       cpuClock
 	data        map[string]string // request file by workload name
+	// unpinned runs ghz wherever the kernel puts it (the secondary, unpinned figures).
+	unpinned bool
 }
 
 // newLoader returns a loader with no request files yet.
@@ -68,14 +70,14 @@ type measurement struct {
 	Others float64
 }
 
-// measure loads the servers alternately, rounds times per workload. The bare server
+// measure loads the servers alternately, rounds times per workload, at full speed. The bare server
 // goes first in odd rounds and gatehouse in even ones, so a drift in the machine's
 // speed does not favour either.
 func (l *loader) measure(ctx context.Context, ph phase, rounds int) ([]measurement, error) {
 	for _, srv := range []*server{ph.bare, ph.gatehouse} {
 		for _, w := range ph.loads {
 			progress(fmt.Sprintf("warming up %s with %s for %s", srv.name, w, warmup))
-			if _, _, err := l.ghzRun(ctx, srv, w, warmup); err != nil {
+			if _, _, err := l.ghzRun(ctx, srv, w, warmup, 0); err != nil {
 				return nil, err
 			}
 		}
@@ -83,12 +85,8 @@ func (l *loader) measure(ctx context.Context, ph phase, rounds int) ([]measureme
 	var runs []measurement
 	for round := 1; round <= rounds; round++ {
 		for _, w := range ph.loads {
-			order := []*server{ph.bare, ph.gatehouse}
-			if round%2 == 0 {
-				order[0], order[1] = order[1], order[0]
-			}
-			for _, srv := range order {
-				r, err := l.measureOne(ctx, srv, w, ph.companions)
+			for _, srv := range alternate(ph.servers, round) {
+				r, err := l.measureOne(ctx, srv, w, ph.companions, 0)
 				if err != nil {
 					return nil, err
 				}
@@ -102,9 +100,9 @@ func (l *loader) measure(ctx context.Context, ph phase, rounds int) ([]measureme
 	return runs, nil
 }
 
-// measureOne runs ghz once against srv and charges the server's CPU, and each
-// companion's, to its Checks.
-func (l *loader) measureOne(ctx context.Context, srv *server, load string, companions []companion) (measurement, error) {
+// measureOne runs ghz once against srv, at rps requests per second (0: as fast as it
+// can), and charges the server's CPU, and each companion's, to its Checks.
+func (l *loader) measureOne(ctx context.Context, srv *server, load string, companions []companion, rps int) (measurement, error) {
 	pids := []int{srv.proc.cmd.Process.Pid}
 	for _, c := range companions {
 		pids = append(pids, c.pid)
@@ -118,7 +116,7 @@ func (l *loader) measureOne(ctx context.Context, srv *server, load string, compa
 		return measurement{}, err
 	}
 	start := time.Now()
-	res, ghzCPU, err := l.ghzRun(ctx, srv, load, l.duration)
+	res, ghzCPU, err := l.ghzRun(ctx, srv, load, l.duration, rps)
 	if err != nil {
 		return measurement{}, err
 	}
@@ -161,13 +159,21 @@ func (l *loader) cpuOf(pids []int) ([]time.Duration, error) {
 	return out, nil
 }
 
-// ghzRun loads srv with the request of path for d and returns ghz's figures and the
-// CPU time ghz itself used.
-func (l *loader) ghzRun(ctx context.Context, srv *server, path string, d time.Duration) (ghzResult, time.Duration, error) {
+// ghzRun loads srv with the request of path for d, at rps requests per second (0: as
+// fast as it can), and returns ghz's figures and the CPU time ghz itself used. ghz
+// runs on the load CPU unless the loader is unpinned.
+func (l *loader) ghzRun(ctx context.Context, srv *server, path string, d time.Duration, rps int) (ghzResult, time.Duration, error) {
 	out := filepath.Join(l.dir, "ghz.json")
 	ctx, cancel := context.WithTimeout(ctx, d+time.Minute)
 	defer cancel()
-	_, cpu, err := outputCPU(ctx, l.dir, l.ghz,
+	bin, args := pinned(clientCPU, l.ghz)
+	if l.unpinned {
+		bin, args = l.ghz, nil
+	}
+	if rps > 0 {
+		args = append(args, "--rps", strconv.Itoa(rps))
+	}
+	_, cpu, err := outputCPU(ctx, l.dir, bin, append(args,
 		"--insecure",
 		"--call", "envoy.service.auth.v3.Authorization.Check",
 		"-B", l.data[path],
@@ -176,7 +182,7 @@ func (l *loader) ghzRun(ctx context.Context, srv *server, path string, d time.Du
 		"-t", envoyTimeout.String(),
 		"--duration-stop", "wait",
 		"-O", "json", "-o", out,
-		srv.addr)
+		srv.addr)...)
 	if err != nil {
 		return ghzResult{}, 0, fmt.Errorf("ghz against %s: %w", srv.name, err)
 	}

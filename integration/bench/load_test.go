@@ -67,21 +67,3 @@ func TestSummarizeCompanions(t *testing.T) {
 		t.Errorf("summarize() mismatch (-want +got):\n%s", diff)
 	}
 }
-
-func TestVerdict(t *testing.T) {
-	for _, tc := range []struct {
-		name          string
-		ratio, target float64
-		want          string
-	}{
-		{name: "met", ratio: 1.08, target: 1.15, want: "1.08× (target ≤ 1.15×: met)"},
-		{name: "exactly the target", ratio: 1.2, target: 1.2, want: "1.20× (target ≤ 1.20×: met)"},
-		{name: "missed", ratio: 1.38, target: 1.15, want: "1.38× (target ≤ 1.15×: **missed** by 20%)"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := verdict(tc.ratio, tc.target); got != tc.want {
-				t.Errorf("verdict() = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}

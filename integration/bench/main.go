@@ -43,23 +43,28 @@ type options struct {
 	duration    time.Duration
 	concurrency int
 	rounds      int
-	write       bool
-	file        string
-	profile     string
-	goBench     bool
-	oidc        bool
-	swaps       int // plugin versions the plugin-load phase swaps in; 0 skips it
-	plugin      bool
-	cp          bool
-	cpSizes     string
-	cpo         cpOptions
+	// rateRounds are the rounds at a fixed rate, for latency; unpinnedRounds those
+	// with nothing pinned (secondary figures).
+	rateRounds, unpinnedRounds int
+	write                      bool
+	file                       string
+	profile                    string
+	goBench                    bool
+	oidc                       bool
+	swaps                      int // plugin versions the plugin-load phase swaps in; 0 skips it
+	plugin                     bool
+	cp                         bool
+	cpSizes                    string
+	cpo                        cpOptions
 }
 
 func main() {
 	var o options
-	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each ghz run")
+	flag.DurationVar(&o.duration, "duration", 6*time.Second, "length of each ghz run")
 	flag.IntVar(&o.concurrency, "concurrency", 50, "ghz concurrency")
-	flag.IntVar(&o.rounds, "rounds", 2, "times each server and path is loaded; the report gives medians")
+	flag.IntVar(&o.rounds, "rounds", 5, "times each server and path is loaded; the report gives medians of per-round ratios")
+	flag.IntVar(&o.rateRounds, "rate-rounds", 3, "rounds of allow at a fixed rate (70% of the bare maximum) for latency; 0 skips them")
+	flag.IntVar(&o.unpinnedRounds, "unpinned-rounds", 1, "rounds with nothing pinned, for the secondary table; 0 skips them")
 	flag.BoolVar(&o.write, "write", false, "update the bench sections of -file that this run measured")
 	flag.StringVar(&o.file, "file", "", "benchmarks file to update with -write (default BENCHMARKS.md at the module root)")
 	flag.StringVar(&o.profile, "profile", "", "after the measured runs, write a CPU profile of gatehouse under allow load to this file")
@@ -102,6 +107,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("-concurrency %d: use at least 1", o.concurrency)
 	case o.rounds < 1:
 		return fmt.Errorf("-rounds %d: use at least 1", o.rounds)
+	case o.rateRounds < 0 || o.unpinnedRounds < 0:
+		return fmt.Errorf("-rate-rounds %d -unpinned-rounds %d: use 0 to skip, or more", o.rateRounds, o.unpinnedRounds)
 	case o.swaps < 0:
 		return fmt.Errorf("-swaps %d: use 0 to skip, or more", o.swaps)
 	case o.oidc && !o.plugin:

@@ -19,7 +19,7 @@ func (l *loader) profile(ctx context.Context, gh *server, file string) error {
 	seconds := max(int((l.duration-2*time.Second)/time.Second), 1)
 	errc := make(chan error, 1)
 	go func() {
-		_, _, err := l.ghzRun(ctx, gh, "allow", l.duration)
+		_, _, err := l.ghzRun(ctx, gh, "allow", l.duration, 0)
 		errc <- err
 	}()
 	select { // let the load reach its steady state

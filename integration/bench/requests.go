@@ -15,13 +15,20 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// configID is the context extension the route of the example sends.
-const configID = "gatehouse-system.plugin-auth"
+// configID is the context extension the route of the example sends; chainID that of
+// the three-step chain.
+const (
+	configID = "gatehouse-system.plugin-auth"
+	chainID  = "gatehouse-system.plugin-chain"
+)
 
-// paths are the two decisions measured, by the x-required value that leads to each.
-var paths = []struct{ name, value string }{
-	{name: "allow", value: "alpha"},
-	{name: "deny", value: "nope"},
+// paths are the workloads of the plugin phase: the two decisions of the one-step
+// chain, by the x-required value that leads to each, and the allow of the three-step
+// chain (every step runs).
+var paths = []struct{ name, value, configID string }{
+	{name: "allow", value: "alpha", configID: configID},
+	{name: "deny", value: "nope", configID: configID},
+	{name: "chain3", value: "alpha", configID: chainID},
 }
 
 // pathNames are the names of paths, the plugin phase's workloads.
@@ -33,10 +40,10 @@ func pathNames() []string {
 	return names
 }
 
-// checkRequest is what Envoy sends for a browser's API call on the plugin route: ten
-// headers, the route's config_id and both peers.
-func checkRequest(required string) *authv3.CheckRequest {
-	return browserRequest(configID, "/api/v1/items?page=2", map[string]string{"accept": "application/json", "x-required": required})
+// checkRequest is what Envoy sends for a browser's API call on the plugin route of
+// id: ten headers, the route's config_id and both peers.
+func checkRequest(id, required string) *authv3.CheckRequest {
+	return browserRequest(id, "/api/v1/items?page=2", map[string]string{"accept": "application/json", "x-required": required})
 }
 
 // browserRequest is what Envoy sends for a browser's GET of path on the route of id:
@@ -77,9 +84,9 @@ func browserRequest(id, path string, extra map[string]string) *authv3.CheckReque
 	}}
 }
 
-// writeRequest writes the plugin route's CheckRequest for value.
-func writeRequest(dir, name, value string) (string, error) {
-	return writeCheckRequest(dir, name, checkRequest(value))
+// writeRequest writes the CheckRequest of the plugin route of id for value.
+func writeRequest(dir, name, id, value string) (string, error) {
+	return writeCheckRequest(dir, name, checkRequest(id, value))
 }
 
 // writeCheckRequest writes req in protobuf binary form, which ghz sends as is (-B)
@@ -94,8 +101,8 @@ func writeCheckRequest(dir, name string, req *authv3.CheckRequest) (string, erro
 }
 
 // verify sends s one Check per path and makes sure the answer is the one the load
-// test means to measure: the bare server allows both, gatehouse allows "alpha" with
-// the plugin's header and denies "nope" with 403.
+// test means to measure: the bare server allows all, gatehouse allows "alpha" with
+// the plugin's header (through one step or three) and denies "nope" with 403.
 func verify(ctx context.Context, s *server) error {
 	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
@@ -105,7 +112,7 @@ func verify(ctx context.Context, s *server) error {
 	client := authv3.NewAuthorizationClient(conn)
 	for _, p := range paths {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		resp, err := client.Check(cctx, checkRequest(p.value))
+		resp, err := client.Check(cctx, checkRequest(p.configID, p.value))
 		cancel()
 		if err != nil {
 			return fmt.Errorf("%s: Check (%s): %w", s.name, p.name, err)
@@ -120,7 +127,7 @@ func verify(ctx context.Context, s *server) error {
 func expected(server, path string, resp *authv3.CheckResponse) error {
 	got := code.Code(resp.GetStatus().GetCode())
 	switch {
-	case server == "bare" || path == "allow":
+	case server == "bare" || path != "deny":
 		if got != code.Code_OK {
 			return fmt.Errorf("status %s, want OK", got)
 		}

@@ -117,12 +117,30 @@ func measureLoads(ctx context.Context, o options, root string, rep *report, proc
 		return err
 	}
 	for _, p := range paths {
-		if l.data[p.name], err = writeRequest(tmp, p.name, p.value); err != nil {
+		if l.data[p.name], err = writeRequest(tmp, p.name, p.configID, p.value); err != nil {
 			return err
 		}
 	}
-	if rep.Runs, err = l.measure(ctx, phase{servers: servers, loads: pathNames()}, o.rounds); err != nil {
+	ph := phase{servers: servers, loads: pathNames()}
+	rep.Pinned = canPin()
+	if !rep.Pinned {
+		progress("this machine has one CPU: the servers and ghz cannot be pinned apart, so ghz's work hides part of the difference")
+	}
+	if rep.Runs, err = l.measure(ctx, ph, o.rounds); err != nil {
 		return err
+	}
+	if bare, _, ok := pair(summarize(rep.Runs, []string{"allow"}), "allow"); ok && o.rateRounds > 0 {
+		rep.Rate = int(bare.RPS * rateShare)
+		progress(fmt.Sprintf("latency at %d req/s, %.0f%% of the bare server's maximum", rep.Rate, rateShare*100))
+		if rep.RateRuns, err = l.measureAtRate(ctx, ph, "allow", rep.Rate, o.rateRounds); err != nil {
+			return err
+		}
+	}
+	if o.unpinnedRounds > 0 {
+		progress("the secondary, unpinned runs")
+		if rep.Unpinned, err = l.measureUnpinned(ctx, ph, o.unpinnedRounds); err != nil {
+			return err
+		}
 	}
 	if o.profile != "" {
 		progress("profiling gatehouse under allow load")

@@ -11,7 +11,9 @@ import (
 )
 
 // authConfigYAML is examples/default/auth_config.yaml, pinned here so that an edit
-// to the example cannot change what the benchmark measures: one RequiredHeader step.
+// to the example cannot change what the benchmark measures: one RequiredHeader step;
+// and the same step three times over (each with its own config instance), which
+// shows what a further step of a chain costs.
 const authConfigYAML = `apiVersion: enterprise.gateway.gatehouse.dev/v1
 kind: AuthConfig
 metadata:
@@ -25,6 +27,32 @@ spec:
         config:
           RequiredHeader: x-required
           AllowedValues: [alpha, beta]
+---
+apiVersion: enterprise.gateway.gatehouse.dev/v1
+kind: AuthConfig
+metadata:
+  name: plugin-chain
+  namespace: gatehouse-system
+spec:
+  configs:
+    - pluginAuth:
+        name: required_header
+        exportedSymbolName: Plugin
+        config:
+          RequiredHeader: x-required
+          AllowedValues: [alpha, beta]
+    - pluginAuth:
+        name: required_header
+        exportedSymbolName: Plugin
+        config:
+          RequiredHeader: x-required
+          AllowedValues: [alpha, gamma]
+    - pluginAuth:
+        name: required_header
+        exportedSymbolName: Plugin
+        config:
+          RequiredHeader: x-required
+          AllowedValues: [alpha, delta]
 `
 
 // server is one ext_authz server under test.
@@ -40,8 +68,9 @@ type servers struct {
 	bare, gatehouse *server
 }
 
-// startServers starts bareserver and `gatehouse extauth` on free 127.0.0.1 ports and
-// waits until each answers a Check as expected.
+// startServers starts bareserver and `gatehouse extauth` on free 127.0.0.1 ports,
+// both pinned to the server CPU when the machine has two, and waits until each
+// answers a Check as expected.
 func startServers(ctx context.Context, procs *procSet, bins binaries, dir string, admin bool) (servers, error) {
 	cfg := filepath.Join(dir, "auth_config.yaml")
 	if err := os.WriteFile(cfg, []byte(authConfigYAML), 0o644); err != nil {
@@ -54,15 +83,17 @@ func startServers(ctx context.Context, procs *procSet, bins binaries, dir string
 	env := serverEnv()
 	bare := &server{name: "bare", addr: addrs[0]}
 	gh := &server{name: "gatehouse", addr: addrs[1]}
-	if bare.proc, err = procs.start("bareserver", filepath.Join(dir, "bareserver.log"), env, bins.bare, "-listen", bare.addr); err != nil {
+	bin, args := pinned(serverCPU, bins.bare, "-listen", bare.addr)
+	if bare.proc, err = procs.start("bareserver", filepath.Join(dir, "bareserver.log"), env, bin, args...); err != nil {
 		return servers{}, err
 	}
-	args := []string{"extauth", "--config", cfg, "--plugin-dir", bins.pluginDir, "--listen", gh.addr}
+	args = []string{"extauth", "--config", cfg, "--plugin-dir", bins.pluginDir, "--listen", gh.addr}
 	if admin {
 		gh.admin = addrs[2]
 		args = append(args, "--admin-listen", gh.admin)
 	}
-	if gh.proc, err = procs.start("gatehouse", filepath.Join(dir, "gatehouse.log"), env, bins.gatehouse, args...); err != nil {
+	bin, args = pinned(serverCPU, bins.gatehouse, args...)
+	if gh.proc, err = procs.start("gatehouse", filepath.Join(dir, "gatehouse.log"), env, bin, args...); err != nil {
 		return servers{}, err
 	}
 	for _, s := range []*server{bare, gh} {

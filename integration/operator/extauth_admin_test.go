@@ -35,7 +35,8 @@ spec: {static: {hosts: [{addr: %s, port: %s}]}}
 	writeFile(t, dir, "virtual_services.yaml", virtualServiceYAML("default", "*", "echo"))
 	cp := startControlPlane(t, dir)
 	bin := testbin.Gatehouse(t)
-	ex := testbin.Start(t, nil, bin, "extauth", "--xds", cp.xds, "--plugin-dir", testbin.SamplePlugins(t), "--listen", extauth, "--admin-listen", admin)
+	ex := testbin.Start(t, nil, bin, "extauth", "--xds", cp.xds, "--plugin-dir", testbin.SamplePlugins(t), "--listen", extauth, "--admin-listen", admin,
+		"--trace-sample-ratio", "1") // every Check recorded, so the few below show in /zpages
 	g := testbin.Start(t, nil, bin, "gateway", "--xds", cp.xds, "--role", xds.DefaultProxyRole, "--listen", gw,
 		"--https-listen", "", "--admin-listen", "", "--echo-listen", echo)
 	testbin.WaitTCP(t, ex, admin, settle)

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Goals of the Check path (issue: "Check path at the floor"). Ratios are gatehouse's
+// over the bare server's, taken per round and then the median over rounds.
+const (
+	cpuTarget       = 1.15 // one-step chain, allow and deny: CPU per Check
+	p99Target       = 1.2  // p99 at rateShare of the bare server's maximum
+	stepTarget      = 1.0  // µs of CPU per Check for each step after the first
+	allocsTarget    = 20   // allocations per Check beyond decoding, in process
+	cookieTarget    = 1.2  // OIDC step, cookie session: CPU per Check
+	redisTarget     = 1.3  // OIDC step, Redis session: CPU per Check, redis-server's included
+	allocsWireBench = "Check/allow/wire"
+	allocsDecode    = "Check/decode"
+)
+
+// goal is one target and what a run measured against it.
+type goal struct {
+	What   string    // what is compared
+	Target float64   // the bound the median must not pass
+	Unit   string    // "×", "µs" or "allocs"
+	Rounds []float64 // the figure of each round (one figure for in-process goals)
+}
+
+// Median is the figure the goal is judged on.
+func (g goal) Median() float64 { return median(g.Rounds) }
+
+// Met reports whether the median is within the target.
+func (g goal) Met() bool { return len(g.Rounds) > 0 && g.Median() <= g.Target }
+
+func (g goal) format(v float64) string {
+	switch g.Unit {
+	case "×":
+		return fmt.Sprintf("%.2f×", v)
+	case "µs":
+		return fmt.Sprintf("%.2f µs", v)
+	}
+	return fmt.Sprintf("%.0f %s", v, g.Unit)
+}
+
+// goals are the targets this run measured, in the issue's order.
+func (r *report) goals() []goal {
+	var gs []goal
+	cpu := func(m measurement) float64 { return float64(m.CPUPerCheck) }
+	for _, p := range []string{"allow", "deny"} {
+		if rs := roundRatios(r.Runs, p, cpu); len(rs) > 0 {
+			gs = append(gs, goal{What: p + ": CPU per Check, gatehouse ÷ bare", Target: cpuTarget, Unit: "×", Rounds: rs})
+		}
+	}
+	if rs := stepCosts(r.Runs); len(rs) > 0 {
+		gs = append(gs, goal{What: "chain3: CPU of each step after the first ((chain3 − allow) ÷ 2)", Target: stepTarget, Unit: "µs", Rounds: rs})
+	}
+	if n, ok := allocsBeyondDecoding(r.GoBench); ok {
+		gs = append(gs, goal{What: "in process: allocations per Check beyond decoding (" + allocsWireBench + " − " + allocsDecode + ")",
+			Target: allocsTarget, Unit: "allocs", Rounds: []float64{n}})
+	}
+	if rs := roundRatios(r.RateRuns, "allow", func(m measurement) float64 { return float64(m.P99) }); len(rs) > 0 {
+		gs = append(gs, goal{What: fmt.Sprintf("allow at %d req/s (%.0f%% of the bare maximum): p99, gatehouse ÷ bare", r.Rate, rateShare*100),
+			Target: p99Target, Unit: "×", Rounds: rs})
+	}
+	if r.OIDC != nil {
+		withCompanions := func(m measurement) float64 {
+			c := m.CPUPerCheck
+			for _, x := range m.Companions {
+				c += x
+			}
+			return float64(c)
+		}
+		for _, m := range []struct {
+			mode   string
+			target float64
+		}{{"cookie", cookieTarget}, {"redis", redisTarget}} {
+			if rs := roundRatios(r.OIDC.Runs, m.mode, withCompanions); len(rs) > 0 {
+				gs = append(gs, goal{What: "OIDC " + m.mode + " session: CPU per Check with " + strings.Join(r.OIDC.Companions, " and ") + "'s, gatehouse ÷ bare",
+					Target: m.target, Unit: "×", Rounds: rs})
+			}
+		}
+	}
+	return gs
+}
+
+// roundRatios is, for each round that loaded both servers with load, gatehouse's
+// figure over the bare server's.
+func roundRatios(runs []measurement, load string, figure func(measurement) float64) []float64 {
+	byRound := map[int]map[string]measurement{}
+	for _, m := range runs {
+		if m.Path != load {
+			continue
+		}
+		if byRound[m.Round] == nil {
+			byRound[m.Round] = map[string]measurement{}
+		}
+		byRound[m.Round][m.Server] = m
+	}
+	var out []float64
+	for _, round := range sortedKeys(byRound) {
+		bare, okB := byRound[round]["bare"]
+		gh, okG := byRound[round]["gatehouse"]
+		if okB && okG && figure(bare) > 0 {
+			out = append(out, figure(gh)/figure(bare))
+		}
+	}
+	return out
+}
+
+// stepCosts is, per round, what each of the two steps after the first costs:
+// gatehouse's CPU per Check through three steps less through one, halved.
+func stepCosts(runs []measurement) []float64 {
+	one, three := map[int]time.Duration{}, map[int]time.Duration{}
+	for _, m := range runs {
+		switch {
+		case m.Server != "gatehouse":
+		case m.Path == "allow":
+			one[m.Round] = m.CPUPerCheck
+		case m.Path == "chain3":
+			three[m.Round] = m.CPUPerCheck
+		}
+	}
+	var out []float64
+	for _, round := range sortedKeys(three) {
+		if c1, ok := one[round]; ok {
+			out = append(out, micros(three[round]-c1)/2)
+		}
+	}
+	return out
+}
+
+// allocsBeyondDecoding is the wire Check's allocations less the decoding's.
+func allocsBeyondDecoding(bs []goBench) (float64, bool) {
+	var wire, decode *goBench
+	for i := range bs {
+		switch bs[i].Name {
+		case allocsWireBench:
+			wire = &bs[i]
+		case allocsDecode:
+			decode = &bs[i]
+		}
+	}
+	if wire == nil || decode == nil {
+		return 0, false
+	}
+	return float64(wire.AllocsPerOp - decode.AllocsPerOp), true
+}
+
+func sortedKeys[V any](m map[int]V) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// writeGoals renders gs as the table make bench opens with: each goal, every round,
+// the median and whether it is met.
+func writeGoals(b *strings.Builder, gs []goal) {
+	b.WriteString("| goal | target | every round | median | |\n|---|---:|---|---:|---|\n")
+	for _, g := range gs {
+		rounds := make([]string, len(g.Rounds))
+		for i, v := range g.Rounds {
+			rounds[i] = g.format(v)
+		}
+		verdict := "met"
+		if !g.Met() {
+			verdict = "**not met**"
+		}
+		fmt.Fprintf(b, "| %s | ≤ %s | %s | %s | %s |\n", g.What, g.format(g.Target), strings.Join(rounds, ", "), g.format(g.Median()), verdict)
+	}
+	b.WriteString("\n")
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestGoals(t *testing.T) {
+	us := time.Microsecond
+	m := func(round int, server, path string, cpu time.Duration, p99 time.Duration) measurement {
+		return measurement{Round: round, Server: server, Path: path, CPUPerCheck: cpu, ghzResult: ghzResult{P99: p99}}
+	}
+	r := &report{
+		Runs: []measurement{
+			// Round 2 is the outlier: the median of per-round ratios ignores it.
+			m(1, "bare", "allow", 30*us, 0), m(1, "gatehouse", "allow", 33*us, 0),
+			m(2, "gatehouse", "allow", 45*us, 0), m(2, "bare", "allow", 30*us, 0),
+			m(3, "bare", "allow", 32*us, 0), m(3, "gatehouse", "allow", 35200*time.Nanosecond, 0),
+			m(1, "bare", "deny", 30*us, 0), m(1, "gatehouse", "deny", 36*us, 0),
+			m(1, "bare", "chain3", 30*us, 0), m(1, "gatehouse", "chain3", 36*us, 0),
+			m(3, "gatehouse", "chain3", 36200*time.Nanosecond, 0),
+			// a round without the bare server counts for no ratio
+			m(4, "gatehouse", "deny", 99*us, 0),
+		},
+		RateRuns: []measurement{
+			m(1, "bare", "allow", 0, 2*time.Millisecond), m(1, "gatehouse", "allow", 0, 3*time.Millisecond),
+		},
+		Rate:    7000,
+		GoBench: []goBench{{Name: "Check/allow/wire", AllocsPerOp: 118}, {Name: "Check/decode", AllocsPerOp: 98}},
+	}
+	type row struct {
+		Rounds []float64
+		Met    bool
+	}
+	var got []row
+	for _, g := range r.goals() {
+		got = append(got, row{g.Rounds, g.Met()})
+	}
+	want := []row{
+		{Rounds: []float64{1.1, 1.5, 1.1}, Met: true}, // allow: median 1.10
+		{Rounds: []float64{1.2}, Met: false},          // deny
+		{Rounds: []float64{1.5, 0.5}, Met: true},      // chain3: (36-33)/2, (36.2-35.2)/2; median 1.0 µs
+		{Rounds: []float64{20}, Met: true},            // allocations: exactly the target
+		{Rounds: []float64{1.5}, Met: false},          // p99 at the fixed rate
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("goals() mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestWriteGoals(t *testing.T) {
+	var b strings.Builder
+	writeGoals(&b, []goal{
+		{What: "allow", Target: 1.15, Unit: "×", Rounds: []float64{1.2, 1.1, 1.12}},
+		{What: "deny", Target: 1.15, Unit: "×", Rounds: []float64{1.3}},
+	})
+	for _, want := range []string{
+		"| allow | ≤ 1.15× | 1.20×, 1.10×, 1.12× | 1.12× | met |",
+		"| deny | ≤ 1.15× | 1.30× | 1.30× | **not met** |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("writeGoals() has no line %q:\n%s", want, b.String())
+		}
+	}
+}
