@@ -67,6 +67,12 @@ func runOIDC(ctx context.Context, root, dir string, bins binaries, procs *procSe
 		if err != nil {
 			return nil, err
 		}
+		// On the server's CPU, beside the server they serve, away from ghz.
+		if canPin() {
+			if err := setAffinity(ctx, pid, serverCPU); err != nil {
+				return nil, err
+			}
+		}
 		companions = append(companions, companion{name: c.name, pid: pid})
 		res.Companions = append(res.Companions, c.name)
 	}
@@ -141,8 +147,8 @@ func startOIDCGatehouse(ctx context.Context, procs *procSet, bins binaries, dir,
 		return nil, err
 	}
 	gh := &server{name: "gatehouse", addr: addrs[0]}
-	if gh.proc, err = procs.start("gatehouse (OIDC)", filepath.Join(dir, "gatehouse-oidc.log"), serverEnv(), bins.gatehouse,
-		"extauth", "--config", cfg, "--plugin-dir", empty, "--listen", gh.addr); err != nil {
+	bin, args := pinned(serverCPU, bins.gatehouse, "extauth", "--config", cfg, "--plugin-dir", empty, "--listen", gh.addr)
+	if gh.proc, err = procs.start("gatehouse (OIDC)", filepath.Join(dir, "gatehouse-oidc.log"), serverEnv(), bin, args...); err != nil {
 		return nil, err
 	}
 	conn, err := grpc.NewClient(gh.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
