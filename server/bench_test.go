@@ -78,7 +78,9 @@ func benchCheckRequest(required string) *authv3.CheckRequest {
 // a context per iteration (gRPC makes that one, not the server).
 type envoyDeadline struct{ context.Context }
 
-func (envoyDeadline) Deadline() (time.Time, bool) { return time.Now().Add(200 * time.Millisecond), true }
+func (envoyDeadline) Deadline() (time.Time, bool) {
+	return time.Now().Add(200 * time.Millisecond), true
+}
 
 // BenchmarkCheck runs Authorizer.Check with the registry, metrics and logger the
 // server uses, minus gRPC. The CheckRequest is decoded once and reused; "+decode"

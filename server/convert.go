@@ -1,9 +1,9 @@
 package server
 
 import (
-	"net"
 	"net/http"
 	"strconv"
+	"strings"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
@@ -72,32 +72,71 @@ func peer(p *authv3.AttributeContext_Peer) pluginapi.Peer {
 	sa := p.GetAddress().GetSocketAddress()
 	var addr string
 	if sa != nil {
-		addr = net.JoinHostPort(sa.GetAddress(), strconv.FormatUint(uint64(sa.GetPortValue()), 10))
+		addr = hostPort(sa.GetAddress(), sa.GetPortValue())
 	}
 	return pluginapi.Peer{Address: addr, Principal: p.GetPrincipal()}
 }
 
+// hostPort is net.JoinHostPort(host, port) in one allocation instead of three: it
+// runs twice for every Check.
+func hostPort(host string, port uint32) string {
+	var buf [64]byte
+	b := buf[:0]
+	v6 := strings.IndexByte(host, ':') >= 0
+	if v6 {
+		b = append(b, '[')
+	}
+	b = append(b, host...)
+	if v6 {
+		b = append(b, ']')
+	}
+	b = append(b, ':')
+	b = strconv.AppendUint(b, uint64(port), 10)
+	return string(b)
+}
+
 var okStatus = &rpcstatus.Status{Code: int32(code.Code_OK)}
+
+// okAnswer and deniedAnswer are the messages of one answer in one allocation (three
+// and five of them otherwise, for every Check). gRPC only reads them, while encoding.
+type okAnswer struct {
+	resp  authv3.CheckResponse
+	oneof authv3.CheckResponse_OkResponse
+	ok    authv3.OkHttpResponse
+}
+
+type deniedAnswer struct {
+	resp   authv3.CheckResponse
+	status rpcstatus.Status
+	oneof  authv3.CheckResponse_DeniedResponse
+	denied authv3.DeniedHttpResponse
+	http   typev3.HttpStatus
+}
 
 // checkResponse turns a step decision into Envoy's answer.
 func checkResponse(r *pluginapi.AuthorizationResponse) *authv3.CheckResponse {
 	if r.Allowed {
-		ok := &authv3.OkHttpResponse{HeadersToRemove: r.RemoveRequestHeaders}
+		a := new(okAnswer)
+		ok := &a.ok
+		ok.HeadersToRemove = r.RemoveRequestHeaders
 		ok.Headers = appendHeaders(ok.Headers, r.RequestHeaders, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)
 		ok.Headers = appendHeaders(ok.Headers, r.AppendRequestHeaders, corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD)
 		ok.ResponseHeadersToAdd = appendHeaders(nil, r.ResponseHeaders, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD)
 		ok.ResponseHeadersToAdd = appendHeaderValues(ok.ResponseHeadersToAdd, r.ResponseHeaderValues)
-		return &authv3.CheckResponse{Status: okStatus, HttpResponse: &authv3.CheckResponse_OkResponse{OkResponse: ok}}
+		a.oneof.OkResponse = ok
+		a.resp.Status, a.resp.HttpResponse = okStatus, &a.oneof
+		return &a.resp
 	}
 	st := r.StatusCode()
-	return &authv3.CheckResponse{
-		Status: &rpcstatus.Status{Code: int32(rpcCode(st))},
-		HttpResponse: &authv3.CheckResponse_DeniedResponse{DeniedResponse: &authv3.DeniedHttpResponse{
-			Status:  &typev3.HttpStatus{Code: typev3.StatusCode(st)},
-			Headers: appendHeaderValues(appendHeaders(nil, r.ResponseHeaders, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD), r.ResponseHeaderValues),
-			Body:    r.Body,
-		}},
-	}
+	a := new(deniedAnswer)
+	a.status.Code = int32(rpcCode(st))
+	a.http.Code = typev3.StatusCode(st)
+	a.denied.Status = &a.http
+	a.denied.Headers = appendHeaderValues(appendHeaders(nil, r.ResponseHeaders, corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD), r.ResponseHeaderValues)
+	a.denied.Body = r.Body
+	a.oneof.DeniedResponse = &a.denied
+	a.resp.Status, a.resp.HttpResponse = &a.status, &a.oneof
+	return &a.resp
 }
 
 func rpcCode(httpStatus int) code.Code {

@@ -54,13 +54,19 @@ func BenchmarkChain(b *testing.B) {
 		Steps:   []chain.Step{headerStep{header: "x-required", allowed: []string{"alpha", "beta"}}},
 		Timeout: 200 * time.Millisecond, // translate.DefaultRequestTimeout
 	}
+	step := headerStep{header: "x-required", allowed: []string{"alpha", "beta"}}
+	chain3 := &chain.Chain{ID: "gatehouse-system.plugin-chain", Steps: []chain.Step{step, step, step}, Timeout: c.Timeout}
 	for _, tc := range []struct {
 		name, value string
 		allowed     bool
+		chain       *chain.Chain
 	}{
-		{name: "allow", value: "alpha", allowed: true},
-		{name: "deny", value: "nope", allowed: false},
+		{name: "allow", value: "alpha", allowed: true, chain: c},
+		{name: "deny", value: "nope", allowed: false, chain: c},
+		// every step runs: what a step after the first costs is (chain3 - allow) / 2
+		{name: "chain3", value: "alpha", allowed: true, chain: chain3},
 	} {
+		c := tc.chain
 		b.Run(tc.name, func(b *testing.B) {
 			headers := benchHeaders(tc.value)
 			ctx := context.Background()

@@ -3,6 +3,7 @@ package chain_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -328,6 +329,17 @@ func TestMergedAllow(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantHeaders, seen, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("headers after the chain (-want +got):\n%s", diff)
+			}
+			// Without the probe the steps' last allow is the chain's last, which Run
+			// takes as the answer as it is when nothing was merged before it and a
+			// merge would only copy it: the answer must be the same either way.
+			headers = maps.Clone(tt.headers)
+			out = (&chain.Chain{Steps: steps[:len(steps)-1]}).Run(context.Background(), &pluginapi.AuthorizationRequest{Headers: headers})
+			if out.Err != nil {
+				t.Fatalf("Run without the probe: %v", out.Err)
+			}
+			if diff := cmp.Diff(tt.want, out.Response, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("response without the probe step (-want +got):\n%s", diff)
 			}
 		})
 	}
