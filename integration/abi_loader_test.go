@@ -14,6 +14,7 @@ import (
 
 	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/pluginapi"
+	"gatehouse.dev/gatehouse/pluginapi/pluginhost"
 )
 
 // testLoader runs the serving process's Loader in this test process (the plugins it
@@ -165,11 +166,11 @@ func install(t *testing.T, src, dst string) {
 
 func service(t *testing.T, p pluginapi.ExtAuthPlugin, config string) pluginapi.AuthService {
 	t.Helper()
-	svc, err := loader.NewService(context.Background(), p, []byte(config))
+	svc, err := pluginhost.NewService(context.Background(), p, []byte(config))
 	if err != nil {
 		t.Fatalf("NewService: %v", err)
 	}
-	if err := loader.Start(context.Background(), svc); err != nil {
+	if err := pluginhost.Start(context.Background(), svc); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
 	return svc

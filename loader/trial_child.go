@@ -8,6 +8,8 @@ import (
 	"plugin"
 	"reflect"
 	"strings"
+
+	"gatehouse.dev/gatehouse/pluginapi/pluginhost"
 )
 
 // Trial stages, in the order they run.
@@ -68,7 +70,7 @@ func Trial(ctx context.Context, path, symbol string, config []byte, withConfig b
 	if !withConfig {
 		config = nil
 	}
-	if err := DecodeConfig(inst, config); err != nil {
+	if err := pluginhost.DecodeConfig(inst, config); err != nil {
 		r := fail(StageDecode, err, "change the step's config to match the plugin's config type, or the config type to accept it")
 		if v := reflect.ValueOf(inst); v.Kind() != reflect.Pointer || v.IsNil() {
 			r = TrialResult{Stage: StageConfigInstance,
@@ -79,7 +81,7 @@ func Trial(ctx context.Context, path, symbol string, config []byte, withConfig b
 		return r
 	}
 	if withConfig {
-		if _, err := NewService(ctx, ep, config); err != nil {
+		if _, err := pluginhost.NewService(ctx, ep, config); err != nil {
 			r := fail(StageService, err, "the plugin rejected this config; correct the config or the plugin's GetAuthService")
 			r.SymbolType, r.ConfigType = res.SymbolType, res.ConfigType
 			return r
@@ -101,7 +103,7 @@ func WriteTrial(ctx context.Context, w io.Writer, path, symbol string, config []
 func configInstance(ctx context.Context, ep interface {
 	NewConfigInstance(context.Context) (any, error)
 }) (inst any, err error) {
-	defer recoverInto(&err, "NewConfigInstance")
+	defer pluginhost.Recover(&err, "NewConfigInstance")
 	inst, err = ep.NewConfigInstance(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("NewConfigInstance: %w", err)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"gatehouse.dev/gatehouse/pluginapi"
+	"gatehouse.dev/gatehouse/pluginapi/pluginhost"
 )
 
 // WorkerArgs put the gatehouse binary in isolation-worker mode: the hidden
@@ -28,9 +29,9 @@ func ServeWorker(ctx context.Context, conn io.ReadWriter, path, symbol string, c
 	if problem != "" {
 		return fmt.Errorf("worker: %s; fix: %s", problem, fix)
 	}
-	svc, err := NewService(ctx, ep, config)
+	svc, err := pluginhost.NewService(ctx, ep, config)
 	if err == nil {
-		err = Start(ctx, svc)
+		err = pluginhost.Start(ctx, svc)
 	}
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)

@@ -8,8 +8,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
-	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/pluginapi"
+	"gatehouse.dev/gatehouse/pluginapi/pluginhost"
 	"gatehouse.dev/gatehouse/server/chain"
 	"gatehouse.dev/gatehouse/server/oidc"
 )
@@ -100,9 +100,9 @@ func (b *Builder) startService(ctx context.Context, plug pluginapi.ExtAuthPlugin
 	}
 	done := make(chan result, 1)
 	go func() {
-		svc, err := loader.NewService(ctx, plug, raw)
+		svc, err := pluginhost.NewService(ctx, plug, raw)
 		if err == nil {
-			err = loader.Start(ctx, svc)
+			err = pluginhost.Start(ctx, svc)
 		}
 		done <- result{svc, err}
 	}()

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"gatehouse.dev/gatehouse/pluginapi"
+	"gatehouse.dev/gatehouse/pluginapi/pluginhost"
 )
 
 // Step is one link of a chain: a plugin's AuthService or a built-in step.
@@ -95,7 +96,7 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 		if err == nil {
 			// What a step returns goes to Envoy as it is: a header Envoy must not get
 			// (CR or LF in a value, a pseudo-header, host) fails the step, closed.
-			if err = checkResponse(resp, c.allowed); err != nil {
+			if err = pluginhost.CheckResponse(resp, c.allowed); err != nil {
 				err = fmt.Errorf("%s: %w", s.Name(), err)
 			}
 		}

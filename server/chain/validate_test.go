@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"gatehouse.dev/gatehouse/pluginapi"
+	"gatehouse.dev/gatehouse/pluginapi/pluginhost"
 	"gatehouse.dev/gatehouse/server/chain"
 )
 
@@ -195,7 +196,7 @@ func TestInvalidHeadersFailTheStep(t *testing.T) {
 			if diff := cmp.Diff([]string{"step/ok", "step/bad"}, rec.got()); diff != "" {
 				t.Errorf("calls (-want +got):\n%s", diff)
 			}
-			var he *chain.HeaderError
+			var he *pluginhost.HeaderError
 			if tt.wantField == "" {
 				return
 			}

@@ -1,4 +1,4 @@
-package chain
+package pluginhost
 
 import (
 	"errors"
@@ -41,11 +41,12 @@ func quoteName(name string) string {
 	return fmt.Sprintf("%q", name)
 }
 
-// checkResponse reports the first header of resp that Envoy must not get, and a deny
-// status that is not an HTTP error or success status. Only what will be used is
-// checked: every header of an allow, the response headers and status of a deny.
-// allowed are lower-case names exempt from the hop-by-hop rule.
-func checkResponse(resp *pluginapi.AuthorizationResponse, allowed map[string]bool) error {
+// CheckResponse reports the first header of resp that Envoy must not get (a
+// *HeaderError), and a deny status that is not an HTTP error or success status. Only
+// what will be used is checked: every header of an allow, the response headers, status
+// and body of a deny. allowed are lower-case names exempt from the hop-by-hop rule
+// (nil: none).
+func CheckResponse(resp *pluginapi.AuthorizationResponse, allowed map[string]bool) error {
 	if resp.Allowed {
 		for k, v := range resp.RequestHeaders {
 			if err := checkHeader("RequestHeaders", k, v, allowed); err != nil {
