@@ -1,6 +1,10 @@
 package oidc
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/redis/rueidis"
+)
 
 // memoEntries bounds the decoded sessions a RedisStore keeps (a few KB each).
 const memoEntries = 20_000
@@ -16,9 +20,10 @@ type sessionMemo struct {
 }
 
 type memoEntry struct {
-	key  string   // RedisSessionKey(handle)
-	raw  string   // the sealed value sess was decoded from; "" when unknown
-	sess *Session // shared: callers never modify a loaded session
+	key  string            // RedisSessionKey(handle)
+	get  rueidis.Cacheable // GET key, built once (pinned): building hashes the key for its cluster slot
+	raw  string            // the sealed value sess was decoded from
+	sess *Session          // shared: callers never modify a loaded session
 }
 
 func newSessionMemo() *sessionMemo { return &sessionMemo{entries: make(map[string]*memoEntry)} }

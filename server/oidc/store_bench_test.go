@@ -27,21 +27,22 @@ func BenchmarkSessionLoad(b *testing.B) {
 	r := harness.StartRedis(b)
 	for _, tc := range []struct {
 		name  string
-		store oidc.Store
+		store func() oidc.Store
 	}{
-		{"cookie", cs},
-		{"redis without client cache", oidc.NewRedisStoreWithoutCache([]string{r.Addr}, 0)},
-		{"redis with client cache", oidc.NewRedisStore([]string{r.Addr}, 0)},
+		{"cookie", func() oidc.Store { return cs }},
+		{"redis without client cache", func() oidc.Store { return oidc.NewRedisStoreWithoutCache([]string{r.Addr}, 0) }},
+		{"redis with client cache", func() oidc.Store { return oidc.NewRedisStore([]string{r.Addr}, 0) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			defer tc.store.Close()
-			c, err := tc.store.Save(ctx, sess, "")
+			store := tc.store()
+			defer store.Close()
+			c, err := store.Save(ctx, sess, "")
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := tc.store.Load(ctx, c); err != nil {
+				if _, err := store.Load(ctx, c); err != nil {
 					b.Fatal(err)
 				}
 			}

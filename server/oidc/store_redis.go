@@ -91,13 +91,15 @@ func (r *RedisStore) Load(ctx context.Context, cookie string) (*Session, error) 
 		return nil, fmt.Errorf("step/oidc: redis: load session: %w", err)
 	}
 	memo := r.memo.get(cookie)
-	key := ""
+	var key string
+	var get rueidis.Cacheable
 	if memo != nil {
-		key = memo.key
+		key, get = memo.key, memo.get
 	} else {
 		key = RedisSessionKey(cookie)
+		get = c.B().Get().Key(key).Cache().Pin()
 	}
-	res := c.DoCache(ctx, c.B().Get().Key(key).Cache(), clientCacheTTL)
+	res := c.DoCache(ctx, get, clientCacheTTL)
 	r.loads.Add(1)
 	if res.IsCacheHit() {
 		r.hits.Add(1)
@@ -117,7 +119,7 @@ func (r *RedisStore) Load(ctx context.Context, cookie string) (*Session, error) 
 	if err != nil {
 		return nil, err
 	}
-	r.memo.put(cookie, &memoEntry{key: key, raw: v, sess: s})
+	r.memo.put(cookie, &memoEntry{key: key, get: get, raw: v, sess: s})
 	return s, nil
 }
 
