@@ -10,6 +10,7 @@ import (
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 
 	"gatehouse.dev/gatehouse/pluginapi"
@@ -31,12 +32,16 @@ type Authorizer struct {
 	unknown  zerolog.Logger
 	inflight inflight
 	health   *health.Server // set by NewGRPCServer
+	// checkInfo is what interceptors are told about every Check, made once.
+	checkInfo *grpc.UnaryServerInfo
 }
 
 // NewAuthorizer returns the ext_authz service for reg. metrics may be nil.
 func NewAuthorizer(reg *Registry, log zerolog.Logger, metrics *Metrics) *Authorizer {
-	return &Authorizer{reg: reg, log: log, metrics: metrics,
+	a := &Authorizer{reg: reg, log: log, metrics: metrics,
 		unknown: log.Sample(&zerolog.BurstSampler{Burst: 10, Period: time.Second})}
+	a.checkInfo = &grpc.UnaryServerInfo{Server: a, FullMethod: authv3.Authorization_Check_FullMethodName}
+	return a
 }
 
 // Check looks up the chain named by config_id, runs it and answers Envoy.

@@ -64,8 +64,7 @@ func checkHandler(srv any, ctx context.Context, dec func(any) error, interceptor
 	if interceptor == nil {
 		return a.check(ctx, &in.req, in.raw)
 	}
-	info := &grpc.UnaryServerInfo{Server: srv, FullMethod: authv3.Authorization_Check_FullMethodName}
-	return interceptor(ctx, &in.req, info, func(ctx context.Context, req any) (any, error) {
+	return interceptor(ctx, &in.req, a.checkInfo, func(ctx context.Context, req any) (any, error) {
 		r := req.(*authv3.CheckRequest)
 		if r != &in.req {
 			return a.check(ctx, r, nil) // an interceptor replaced the request: re-encode it

@@ -113,7 +113,7 @@ func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer()}
-	cp.tracing = tracing.New(1) // a handful of runs and pushes a second at most: record them all
+	cp.tracing = tracing.New()
 	cp.tracer = cp.tracing.Tracer("gatehouse/controlplane")
 	cp.runCtx = context.Background()
 	cp.xds = xds.NewServer(xds.Options{Log: log, Registerer: promReg, OnNack: cp.nack, Tracer: cp.tracer})

@@ -169,8 +169,8 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 		}
 	}, Opened: pluginOpened(log, o.maxPluginVersions, func() { authz.SetNotServing() }), Log: log})
 	b := extauthBuilder(log, plugins)
-	tr := tracing.New(o.traceRatio)
-	obs := newExtauthObserver(tr.Tracer("gatehouse/extauth"), promReg)
+	tr := tracing.New()
+	obs := newExtauthObserver(tr.Tracer("gatehouse/extauth"), o.traceRatio, promReg)
 	reg := server.NewRegistry(obs.build(b.Build), log)
 	m := server.NewMetrics(promReg)
 	authz = server.NewAuthorizer(reg, log, m)
