@@ -6,8 +6,13 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// memoEntries bounds the decoded sessions a RedisStore keeps (a few KB each).
-const memoEntries = 20_000
+// Bounds of the decoded sessions a store keeps. A RedisStore's entries are keyed by
+// the 43-byte handle and hold a few KB; a CookieStore's are keyed by the sealed
+// cookie itself (1 to 4 KB), so it keeps fewer.
+const (
+	memoEntries       = 20_000
+	cookieMemoEntries = 5_000
+)
 
 // sessionMemo remembers, per cookie handle, its Redis key and the session last
 // decoded from a stored value. It decides nothing: Load still asks the client-side
@@ -17,6 +22,7 @@ const memoEntries = 20_000
 type sessionMemo struct {
 	mu      sync.RWMutex
 	entries map[string]*memoEntry
+	max     int
 }
 
 type memoEntry struct {
@@ -26,7 +32,9 @@ type memoEntry struct {
 	sess *Session          // shared: callers never modify a loaded session
 }
 
-func newSessionMemo() *sessionMemo { return &sessionMemo{entries: make(map[string]*memoEntry)} }
+func newSessionMemo(max int) *sessionMemo {
+	return &sessionMemo{entries: make(map[string]*memoEntry), max: max}
+}
 
 // get returns the entry of handle, or nil. A nil memo remembers nothing.
 func (m *sessionMemo) get(handle string) *memoEntry {
@@ -46,7 +54,7 @@ func (m *sessionMemo) put(handle string, e *memoEntry) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.entries[handle]; !ok && len(m.entries) >= memoEntries {
+	if _, ok := m.entries[handle]; !ok && len(m.entries) >= m.max {
 		for k := range m.entries {
 			delete(m.entries, k)
 			break

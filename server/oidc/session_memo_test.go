@@ -6,7 +6,7 @@ import (
 )
 
 func TestSessionMemoBounded(t *testing.T) {
-	m := newSessionMemo()
+	m := newSessionMemo(memoEntries)
 	for i := 0; i < memoEntries+100; i++ {
 		m.put(strconv.Itoa(i), &memoEntry{key: "k"})
 	}

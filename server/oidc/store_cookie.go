@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -13,6 +14,10 @@ type CookieStore struct {
 	name   string
 	sealer *sealer
 	used   *usedSet
+	// memo remembers the sessions opened from recent cookies. A sealed cookie opens
+	// to one session only (AES-GCM authenticates it), so a cookie seen before needs
+	// no base64, AES-GCM or JSON again: that was most of a cookie-session Check.
+	memo *sessionMemo
 }
 
 // NewCookieStore returns a store sealing sessions with key (32 bytes) for the cookie name.
@@ -21,7 +26,7 @@ func NewCookieStore(key []byte, name string) (*CookieStore, error) {
 	if err != nil {
 		return nil, fmt.Errorf("step/oidc: cookie key: %w", err)
 	}
-	return &CookieStore{name: name, sealer: s, used: newUsedSet(100_000)}, nil
+	return &CookieStore{name: name, sealer: s, used: newUsedSet(100_000), memo: newSessionMemo(cookieMemoEntries)}, nil
 }
 
 // Save implements Store.
@@ -39,6 +44,9 @@ func (c *CookieStore) Save(_ context.Context, s *Session, _ string) (string, err
 
 // Load implements Store.
 func (c *CookieStore) Load(_ context.Context, cookie string) (*Session, error) {
+	if e := c.memo.get(cookie); e != nil {
+		return e.sess, nil
+	}
 	plain, err := c.sealer.open(cookie, c.name)
 	if err != nil {
 		return nil, ErrNoSession
@@ -47,6 +55,9 @@ func (c *CookieStore) Load(_ context.Context, cookie string) (*Session, error) {
 	if err := json.Unmarshal(plain, &s); err != nil {
 		return nil, ErrNoSession
 	}
+	// The cookie is usually a part of the request's cookie header: keep a copy, not
+	// the whole header.
+	c.memo.put(strings.Clone(cookie), &memoEntry{sess: &s})
 	return &s, nil
 }
 

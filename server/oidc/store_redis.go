@@ -44,7 +44,7 @@ func NewRedisStore(addrs []string, maxAge time.Duration) *RedisStore {
 func newRedisStore(addrs []string, maxAge time.Duration, cache bool) *RedisStore {
 	r := &RedisStore{conn: newRedisConn(addrs, cache), maxAge: maxAge}
 	if cache {
-		r.memo = newSessionMemo()
+		r.memo = newSessionMemo(memoEntries)
 	}
 	return r
 }
