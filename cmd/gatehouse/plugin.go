@@ -16,6 +16,7 @@ func pluginCommand(stdout, stderr io.Writer) *cobra.Command {
 			"build settings and shared module versions. See docs/plugins.md.",
 	}
 	cmd.AddCommand(
+		pluginNewCommand(stdout, stderr),
 		pluginContractCommand(stdout, stderr),
 		pluginVerifyCommand(stdout, stderr),
 		pluginBuildCommand(stdout, stderr),
