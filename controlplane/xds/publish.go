@@ -14,7 +14,9 @@ import (
 // neither validated again nor pushed again. What changed must pass ValidateAll (and so
 // must every Any inside it) and, for a gateway proxy role, the consistency check;
 // otherwise Publish returns every problem, naming the resource and field, and nothing
-// of this call is published. Resources must not be modified once published.
+// of this call is published. Resources must not be modified once published: a type's
+// map handed again (the same map) is taken as unchanged without a look at its
+// resources, so to change a type hand a new map (maps.Clone, then edit the copy).
 //
 // Changes reach clients make-before-break: additions and changes in ProxyTypes order,
 // then removals in the reverse order.
@@ -46,6 +48,7 @@ func (s *Server) Publish(roleName string, r Resources) error {
 		return fmt.Errorf("xds: publish %s: nothing published: %w", roleName, errors.Join(errs...))
 	}
 	if !first && len(c.upsert) == 0 && len(c.remove) == 0 && len(c.repoint) == 0 {
+		rl.remember(r)
 		return nil
 	}
 
@@ -58,6 +61,7 @@ func (s *Server) Publish(roleName string, r Resources) error {
 		// part of its first state.
 		rl.record(c)
 	}
+	rl.remember(r)
 	err := rl.push(c)
 	var waiting []*pendingWatch
 	if first {
@@ -82,6 +86,9 @@ func (rl *role) diff(r Resources) (*change, []error) {
 	c := &change{upsert: map[key]served{}, remove: map[key]served{}, repoint: map[key]types.Resource{}, parts: map[string]partEdit{}, routes: map[string]*routeDelta{}, desired: r}
 	var errs []error
 	for _, typ := range roleTypes(rl.name) {
+		if rl.same(typ, r[typ]) {
+			continue // handed again as published: nothing in it changed or went
+		}
 		old := rl.served[typ]
 		kept := 0 // names of old that r still has
 		for name, res := range r[typ] {

@@ -1,6 +1,7 @@
 package xds_test
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -247,5 +248,41 @@ func TestPublishAcceptsAConsistentEdit(t *testing.T) {
 	// And the cluster may come back once more.
 	if err := s.Publish(xds.DefaultProxyRole, base); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The translation hands a type's map again, as it was published, when nothing in it
+// changed, and a new map when something did: the first is skipped without a look, the
+// second is compared as always.
+func TestPublishSkipsAMapHandedAgain(t *testing.T) {
+	s := xds.NewServer(xds.Options{})
+	state := xdstest.Proxy(3)
+	if err := s.Publish(xds.DefaultProxyRole, state); err != nil {
+		t.Fatal(err)
+	}
+	version := func(typ, name string) string { return s.Version(xds.DefaultProxyRole, typ, name) }
+	cluster, endpoints := version(xds.ClusterType, xdstest.ID(1)), version(xds.EndpointType, xdstest.ID(1))
+
+	next := maps.Clone(state) // every type's map the same as published...
+	next[xds.EndpointType] = maps.Clone(state[xds.EndpointType])
+	next[xds.EndpointType][xdstest.ID(1)] = xdstest.Endpoints(xdstest.ID(1), "127.0.0.2", 7000) // ...but this one
+	if err := s.Publish(xds.DefaultProxyRole, next); err != nil {
+		t.Fatal(err)
+	}
+	if got := version(xds.EndpointType, xdstest.ID(1)); got == endpoints || got == "" {
+		t.Errorf("edited endpoints: version %q, was %q", got, endpoints)
+	}
+	if got := version(xds.ClusterType, xdstest.ID(1)); got != cluster {
+		t.Errorf("unchanged cluster: version %q, was %q", got, cluster)
+	}
+
+	// A new map of the same content, and one missing a cluster, are looked at too.
+	next[xds.ClusterType] = maps.Clone(state[xds.ClusterType])
+	delete(next[xds.ClusterType], xdstest.ID(2))
+	next[xds.EndpointType] = maps.Clone(next[xds.EndpointType])
+	delete(next[xds.EndpointType], xdstest.ID(2))
+	err := s.Publish(xds.DefaultProxyRole, next)
+	if err == nil || !strings.Contains(err.Error(), xdstest.ID(2)) {
+		t.Errorf("a route naming a removed cluster: Publish = %v, want an error naming %s", err, xdstest.ID(2))
 	}
 }

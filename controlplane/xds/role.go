@@ -2,6 +2,7 @@ package xds
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -21,6 +22,12 @@ type role struct {
 	// and routeRefs what each references (route_refs.go).
 	vhosts    map[string]vhostMemo
 	routeRefs map[string]refCounts
+	// given is the map of each type of the last Resources published. Resources must
+	// not be modified once published, so the same map handed again (as the
+	// translation does for a type where nothing changed) is skipped without looking
+	// at its ten thousand names.
+	// (The maps are kept, not their addresses, so an address is never reused.)
+	given map[string]map[string]types.Resource
 }
 
 type served struct {
@@ -49,6 +56,25 @@ func (s *Server) newRole(name string) *role {
 	}
 	return r
 }
+
+// same says whether m is the map of typ last published.
+func (rl *role) same(typ string, m map[string]types.Resource) bool {
+	g, ok := rl.given[typ]
+	return ok && m != nil && mapID(g) == mapID(m)
+}
+
+// remember notes the maps of r, once published.
+func (rl *role) remember(r Resources) {
+	rl.given = make(map[string]map[string]types.Resource, len(r))
+	for typ, m := range r {
+		if m != nil {
+			rl.given[typ] = m
+		}
+	}
+}
+
+// mapID identifies a map (not its content).
+func mapID(m map[string]types.Resource) uintptr { return reflect.ValueOf(m).Pointer() }
 
 // roleTypes are the types served to role, in make-before-break order.
 func roleTypes(role string) []string {

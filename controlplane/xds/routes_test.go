@@ -1,6 +1,7 @@
 package xds_test
 
 import (
+	"maps"
 	"testing"
 
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
@@ -58,6 +59,7 @@ func TestRouteConfigurationsArriveAsPublished(t *testing.T) {
 	old := state[xds.RouteType][xdstest.RouteName].(*route.RouteConfiguration)
 	edited := &route.RouteConfiguration{Name: old.GetName(), VirtualHosts: append([]*route.VirtualHost(nil), old.GetVirtualHosts()...)}
 	edited.VirtualHosts[1] = xdstest.VirtualHost(1, 7)
+	state[xds.RouteType] = maps.Clone(state[xds.RouteType]) // a published map is never modified
 	state[xds.RouteType][xdstest.RouteName] = edited
 	if err := s.Publish(xds.DefaultProxyRole, state); err != nil {
 		t.Fatal(err)
@@ -68,6 +70,7 @@ func TestRouteConfigurationsArriveAsPublished(t *testing.T) {
 	}
 
 	// The first content again, as new messages: the first version again.
+	state[xds.RouteType] = maps.Clone(state[xds.RouteType]) // a published map is never modified
 	state[xds.RouteType][xdstest.RouteName] = xdstest.Proxy(3)[xds.RouteType][xdstest.RouteName]
 	if err := s.Publish(xds.DefaultProxyRole, state); err != nil {
 		t.Fatal(err)
@@ -81,6 +84,7 @@ func TestRouteConfigurationsArriveAsPublished(t *testing.T) {
 func publishedRouteVersion(t *testing.T, rc *route.RouteConfiguration) string {
 	t.Helper()
 	state := xdstest.Proxy(len(rc.GetVirtualHosts()))
+	state[xds.RouteType] = maps.Clone(state[xds.RouteType]) // a published map is never modified
 	state[xds.RouteType][xdstest.RouteName] = proto.Clone(rc).(*route.RouteConfiguration)
 	s := xds.NewServer(xds.Options{})
 	if err := s.Publish(xds.DefaultProxyRole, state); err != nil {

@@ -1,6 +1,7 @@
 package xds_test
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -85,6 +86,7 @@ func TestUnchangedResourcesAreNotSentAgain(t *testing.T) {
 	if err := s.Publish(xds.RoleExtauth, same); err != nil {
 		t.Fatal(err)
 	}
+	same[xds.ExtAuthConfigType] = maps.Clone(same[xds.ExtAuthConfigType]) // a published map is never modified
 	same[xds.ExtAuthConfigType][xdstest.ID(1)] = xdstest.ExtAuthConfig(xdstest.ID(1), 1)
 	if err := s.Publish(xds.RoleExtauth, same); err != nil {
 		t.Fatal(err)
