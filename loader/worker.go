@@ -77,6 +77,14 @@ func StartWorker(o WorkerOptions) (*Worker, error) {
 	return w, nil
 }
 
+// Up reports whether the worker is running now (it is restarted with backoff after it
+// dies).
+func (w *Worker) Up() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.enc != nil
+}
+
 // Close stops the worker for good.
 func (w *Worker) Close() { w.cancel() }
 

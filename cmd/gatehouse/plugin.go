@@ -19,6 +19,7 @@ func pluginCommand(stdout, stderr io.Writer) *cobra.Command {
 		pluginNewCommand(stdout, stderr),
 		pluginContractCommand(stdout, stderr),
 		pluginVerifyCommand(stdout, stderr),
+		pluginTestCommand(stdout, stderr),
 		pluginBuildCommand(stdout, stderr),
 		pluginImageCommand(stdout, stderr),
 		pluginTrialCommand(stdout, stderr),
