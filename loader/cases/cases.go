@@ -75,7 +75,7 @@ type Result struct {
 	Want string `json:"want"`
 	// Got is "allow", "deny N" or "error".
 	Got string `json:"got"`
-	OK   bool   `json:"ok"`
+	OK  bool   `json:"ok"`
 	// Problems say how the answer differs from the case's want.
 	Problems []string      `json:"problems,omitempty"`
 	Duration time.Duration `json:"durationNs"`
