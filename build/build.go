@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 
@@ -36,6 +35,11 @@ type Options struct {
 	GatehouseSrc string
 	// Contract is the host's; nil means loader.HostContract().
 	Contract *loader.Contract
+	// OmitDWARF links without DWARF debug information (-ldflags=-w), about a third of a
+	// plugin's link time. Nothing the loader compares depends on it (package hashes and
+	// the plugin path come from compiling); `gatehouse dev --plugin-module` sets it so a
+	// save serves sooner.
+	OmitDWARF bool
 	// Go is the go command; empty means "go".
 	Go string
 	// Log receives each command as it runs; nil discards them.
@@ -54,39 +58,34 @@ var nameRE = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
 
 // Build builds the plugin module o.Module for the host and writes it to o.Out.
 func Build(ctx context.Context, o Options) (*Result, error) {
-	b, err := newBuilder(o)
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(b.tmp)
+	r := &Rebuilder{Options: o}
+	defer r.Close()
+	return r.Build(ctx)
+}
+
+// prepare reads the module's go.mod, points it at the Gatehouse source tree if asked,
+// tidies it and pins the modules it shares with the host. It returns the module path.
+func (b *builder) prepare(ctx context.Context) (string, []Pin, error) {
 	mod, err := b.goMod(ctx)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if b.src != "" {
 		if err := b.replaceGatehouse(ctx); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		if b.work, err = b.workFile(); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 	}
 	if err := b.gomod(ctx, "mod", "tidy"); err != nil {
-		return nil, b.hint(err)
+		return "", nil, b.hint(err)
 	}
 	pins, err := b.pin(ctx)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	name := o.Name
-	if name == "" {
-		name = nameRE.ReplaceAllString(path.Base(mod.Module.Path), "_")
-	}
-	out, err := b.compile(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Path: out, Pins: pins}, nil
+	return mod.Module.Path, pins, nil
 }
 
 type builder struct {

@@ -98,6 +98,9 @@ func (b *builder) compile(ctx context.Context, name string) (string, error) {
 	}
 	final := filepath.Join(outDir, name+".so")
 	tmp := filepath.Join(outDir, "."+name+".so.building")
+	if b.o.OmitDWARF {
+		args = append(args, "-ldflags=-w")
+	}
 	args = append(args, "-o", tmp)
 	args = append(args, files...)
 	if err := b.run(ctx, b.dir, b.env(true, env...), args...); err != nil {
@@ -186,10 +189,24 @@ func (b *builder) output(ctx context.Context, dir string, env []string, args ...
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("plugin build: %s %s: %w: %s", b.o.Go, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return nil, &CommandError{Command: b.o.Go + " " + strings.Join(args, " "), Err: err, Stderr: strings.TrimSpace(stderr.String())}
 	}
 	return out, nil
 }
+
+// CommandError is a go command of the build that failed, with what it printed: for a
+// compile error, the compiler's messages.
+type CommandError struct {
+	Command string
+	Err     error
+	Stderr  string
+}
+
+func (e *CommandError) Error() string {
+	return fmt.Sprintf("plugin build: %s: %v: %s", e.Command, e.Err, e.Stderr)
+}
+
+func (e *CommandError) Unwrap() error { return e.Err }
 
 // hint adds the likely fix to a failed `go mod tidy`.
 func (b *builder) hint(err error) error {

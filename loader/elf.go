@@ -1,9 +1,11 @@
 package loader
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -179,28 +181,36 @@ func checkHeaderExtent(path string, size int64) error {
 		return err
 	}
 	defer f.Close()
-	var ident [elf.EI_NIDENT]byte
-	if _, err := io.ReadFull(f, ident[:]); err != nil {
+	head := make([]byte, binary.Size(elf.Header64{}))
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return err
+	}
+	return headerExtent(head[:n], size)
+}
+
+// headerExtent checks that a file of size bytes starting with head (at least its ELF
+// header) holds the section and program header tables its ELF header places.
+func headerExtent(head []byte, size int64) error {
+	if len(head) < elf.EI_NIDENT {
 		return fmt.Errorf("the file is %d bytes, shorter than an ELF header", size)
 	}
 	var order binary.ByteOrder = binary.LittleEndian
-	if elf.Data(ident[elf.EI_DATA]) == elf.ELFDATA2MSB {
+	if elf.Data(head[elf.EI_DATA]) == elf.ELFDATA2MSB {
 		order = binary.BigEndian
 	}
+	r := bytes.NewReader(head)
 	var end uint64
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	switch elf.Class(ident[elf.EI_CLASS]) {
+	switch elf.Class(head[elf.EI_CLASS]) {
 	case elf.ELFCLASS64:
 		var h elf.Header64
-		if err := binary.Read(f, order, &h); err != nil {
+		if err := binary.Read(r, order, &h); err != nil {
 			return fmt.Errorf("the file is %d bytes, shorter than an ELF header (%d)", size, binary.Size(h))
 		}
 		end = max(h.Shoff+uint64(h.Shnum)*uint64(h.Shentsize), h.Phoff+uint64(h.Phnum)*uint64(h.Phentsize))
 	case elf.ELFCLASS32:
 		var h elf.Header32
-		if err := binary.Read(f, order, &h); err != nil {
+		if err := binary.Read(r, order, &h); err != nil {
 			return fmt.Errorf("the file is %d bytes, shorter than an ELF header (%d)", size, binary.Size(h))
 		}
 		end = uint64(max(h.Shoff+uint32(h.Shnum)*uint32(h.Shentsize), h.Phoff+uint32(h.Phnum)*uint32(h.Phentsize)))

@@ -87,6 +87,11 @@ func NewWithOptions(dir string, o Options) *Loader {
 	if o.PrivateDir == "" {
 		o.PrivateDir = filepath.Join(os.TempDir(), fmt.Sprintf("%s%d", privatePrefix, os.Getpid()))
 	}
+	if o.Contract == nil {
+		// Read once per process, and read now: the package hashes of this binary take
+		// tens of milliseconds that the first plugin to appear would otherwise wait for.
+		go func() { _, _ = HostContract() }()
+	}
 	return &Loader{
 		dir: dir, opts: o, check: Checker{Contract: o.Contract, Trial: o.Trial},
 		refused: map[string]error{}, inflight: map[string]chan bool{},

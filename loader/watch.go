@@ -2,34 +2,41 @@ package loader
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/rs/zerolog"
 )
 
-// WatchSettle is how long the plugin directory must stay quiet before files are read,
-// so a copy in progress is not read half-written.
+// WatchQuiet is how long the plugin directory must stay quiet before its files are
+// looked at: a rename into place, a Kubernetes ..data swap or a fast copy are bursts of
+// events a few microseconds apart, taken as one.
+const WatchQuiet = 10 * time.Millisecond
+
+// WatchSettle is how long a plugin file that is still being written (shorter than its
+// own ELF headers say it is) may stay unchanged before it is reported anyway: a copy
+// that stalled or died is then loaded, refused as truncated and the refusal shown,
+// while the version before keeps serving.
 const WatchSettle = 100 * time.Millisecond
 
 // Watcher reports plugin files that appear or change in a directory. It follows the
-// content, not the events: after every burst of events it hashes the .so files (through
-// symlinks, so Kubernetes-style ..data swaps work) and reports the names whose content
-// differs from what it saw before.
+// content, not the events: after every burst of events it looks at the .so files
+// (through symlinks, so Kubernetes-style ..data swaps work), hashes those whose
+// identity (inode, size, times) changed, and reports the names whose content differs
+// from what it saw before. A file whose ELF headers describe more bytes than it has is
+// a copy in progress and is held back until it is complete or has been quiet for
+// WatchSettle.
 type Watcher struct {
 	Dir string
 	Log zerolog.Logger
 	// Changed receives the file names (not paths) that appeared or changed.
 	Changed func(files []string)
 
-	seen map[string][sha256.Size]byte
+	seen  map[string]dirEntry // what was last reported, by file name
+	files map[string]dirEntry // what was last looked at, by file name: hashes to reuse
 }
 
 // Snapshot records the current content so only later changes are reported.
@@ -50,8 +57,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if w.seen == nil {
 		w.Snapshot()
 	}
-	var settle *time.Timer
-	var fire <-chan time.Time
+	quiet, settle := stoppedTimer(), stoppedTimer()
+	defer quiet.Stop()
+	defer settle.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -61,32 +69,54 @@ func (w *Watcher) Run(ctx context.Context) error {
 				return nil
 			}
 			w.Log.Debug().Str("event", ev.String()).Msg("plugin directory changed")
-			// Restart the quiet period on every event: a copy writes many times.
-			if settle == nil {
-				settle = time.NewTimer(WatchSettle)
-			} else {
-				settle.Reset(WatchSettle)
-			}
-			fire = settle.C
+			// Every event restarts both waits: a copy writes many times.
+			quiet.Reset(WatchQuiet)
+			settle.Stop()
 		case err, ok := <-fw.Errors:
 			if !ok {
 				return nil
 			}
 			w.Log.Error().Err(err).Str("dir", w.Dir).Msg("watching the plugin directory")
-		case <-fire:
-			fire = nil
-			w.compare()
+		case <-quiet.C:
+			if w.compare(false) {
+				settle.Reset(WatchSettle - WatchQuiet)
+			}
+		case <-settle.C:
+			w.compare(true)
 		}
 	}
 }
 
-func (w *Watcher) compare() {
+func stoppedTimer() *time.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}
+
+// compare reports what changed since the last report. Files still being written are
+// held back unless settled; it returns whether any was.
+func (w *Watcher) compare(settled bool) (held bool) {
 	now := w.scan()
-	var changed []string
-	for name, sum := range now {
-		if old, ok := w.seen[name]; !ok || old != sum {
+	var changed, writing []string
+	next := make(map[string]dirEntry, len(now))
+	for name, e := range now {
+		old, ok := w.seen[name]
+		switch {
+		case ok && old.sum == e.sum:
+		case e.incomplete != "" && !settled:
+			writing = append(writing, name)
+			if ok {
+				next[name] = old // still to be reported
+			}
+			continue
+		default:
 			changed = append(changed, name)
+			if e.incomplete != "" {
+				w.Log.Warn().Str("file", filepath.Join(w.Dir, name)).Str("detail", e.incomplete).Dur("quiet", WatchSettle).
+					Msg("plugin file still looks incomplete after a quiet period; loading it anyway")
+			}
 		}
+		next[name] = e
 	}
 	for name := range w.seen {
 		if _, ok := now[name]; !ok {
@@ -94,50 +124,15 @@ func (w *Watcher) compare() {
 				Msg("plugin file removed; chains already using it keep serving the loaded copy until restart")
 		}
 	}
-	w.seen = now
+	w.seen = next
+	if len(writing) > 0 {
+		sort.Strings(writing)
+		w.Log.Debug().Strs("files", writing).Msg("plugin files still being written; waiting for the rest")
+	}
 	if len(changed) > 0 {
 		sort.Strings(changed)
 		w.Log.Info().Strs("files", changed).Msg("plugin files appeared or changed")
 		w.Changed(changed)
 	}
-}
-
-// scan hashes every .so in the directory; unreadable files are left out (and reported
-// by the load that follows, if anything uses them).
-func (w *Watcher) scan() map[string][sha256.Size]byte {
-	out := map[string][sha256.Size]byte{}
-	entries, err := os.ReadDir(w.Dir)
-	if err != nil {
-		w.Log.Error().Err(err).Str("dir", w.Dir).Msg("reading the plugin directory")
-		return out
-	}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".so") || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		sum, err := hashFile(filepath.Join(w.Dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		out[e.Name()] = sum
-	}
-	return out
-}
-
-func hashFile(path string) ([sha256.Size]byte, error) {
-	var sum [sha256.Size]byte
-	f, err := os.Open(path) // follows symlinks
-	if err != nil {
-		return sum, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return sum, fmt.Errorf("not a regular file")
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return sum, err
-	}
-	copy(sum[:], h.Sum(nil))
-	return sum, nil
+	return len(writing) > 0
 }

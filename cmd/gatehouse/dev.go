@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -28,6 +29,8 @@ type devOptions struct {
 	https     string
 	echo      string
 	xdsListen string
+	// plugin, when its module is set, is rebuilt on every save (--plugin-module).
+	plugin struct{ module, gatehouseSrc, symbol string }
 }
 
 func devCommand(_, stderr io.Writer) *cobra.Command {
@@ -39,7 +42,10 @@ func devCommand(_, stderr io.Writer) *cobra.Command {
 			"HTTP gateway that does what Envoy does with the control plane's listeners, routes and clusters,\n" +
 			"and an echo upstream, wired through real xDS on loopback as separate processes would be.\n" +
 			"Without --resources it serves the embedded examples (see examples/default). With --resources it\n" +
-			"reads that folder and reloads on change. Not a production proxy: production is Envoy.",
+			"reads that folder and reloads on change. With --plugin-module it builds that plugin module into\n" +
+			"--plugin-dir like `gatehouse plugin build`, and again on every save of its sources; each build\n" +
+			"that passes the pre-flight and trial load is loaded beside the last one, and a build that fails\n" +
+			"is shown once while the last good one keeps serving. Not a production proxy: production is Envoy.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := logging.New(stderr, "")
@@ -54,6 +60,9 @@ func devCommand(_, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:8080", "dev gateway HTTP address (Envoy listener port 8080)")
 	cmd.Flags().StringVar(&o.https, "https-listen", "", "dev gateway HTTPS address (Envoy listener port 8443; empty: not served)")
 	cmd.Flags().StringVar(&o.echo, "echo-listen", "127.0.0.1:8090", "echo upstream address (empty to not start it)")
+	cmd.Flags().StringVar(&o.plugin.module, "plugin-module", "", "plugin module folder to build into --plugin-dir now and on every save of its sources")
+	cmd.Flags().StringVar(&o.plugin.gatehouseSrc, "gatehouse-src", os.Getenv("GATEHOUSE_SRC"), "with --plugin-module: gatehouse source checkout to build against, as for `gatehouse plugin build`; default $GATEHOUSE_SRC")
+	cmd.Flags().StringVar(&o.plugin.symbol, "plugin-symbol", "Plugin", "with --plugin-module: the exported symbol the trial load checks")
 	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", "127.0.0.1:0", "the in-process control plane's xDS address (port 0: any free port)")
 	return cmd
 }
@@ -78,6 +87,16 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 		return fmt.Errorf("dev: %w", err)
 	}
 	devLog := component(log, "dev")
+	var plugin *pluginModule
+	if o.plugin.module != "" {
+		if plugin, err = newPluginModule(devLog, o.plugin.module, o.extauth.pluginDir, o.plugin.gatehouseSrc, o.plugin.symbol); err != nil {
+			return fmt.Errorf("dev: %w", err)
+		}
+		defer plugin.close()
+		// The first build is published before extauth starts, so the first configs
+		// find the plugin.
+		plugin.rebuild(ctx, "")
+	}
 	gwLog := component(log, "gateway")
 	proxy := devgateway.NewProxy(devgateway.ProxyOptions{Log: gwLog})
 	xdsAddr := cp.lis.Addr().String()
@@ -112,6 +131,9 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 		})
 	})
 	ex.serve(back, g)
+	if plugin != nil {
+		g.Go(func() error { return plugin.run(ctx) })
+	}
 	if o.echo != "" {
 		serveHTTP(back, g, devLog, "echo upstream", o.echo, devgateway.Echo())
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -31,15 +32,15 @@ func pluginBuildCommand(stdout, stderr io.Writer) *cobra.Command {
 			if !quiet {
 				o.Log = stderr
 			}
-			res, err := build.Build(cmd.Context(), o)
+			r := &build.Rebuilder{Options: o}
+			defer r.Close()
+			res, d, err := buildPlugin(cmd.Context(), r, symbol)
 			if err != nil {
 				return exit(1, err)
 			}
 			for _, p := range res.Pins {
 				fmt.Fprintf(stderr, "pinned %s %s -> %s\n", p.Path, p.From, p.To)
 			}
-			ch := loader.Checker{}
-			d := ch.Check(cmd.Context(), res.Path, res.Path, symbol, nil, false)
 			if !d.OK {
 				if err := printDiagnosis(stderr, d, false); err != nil {
 					return err
@@ -58,4 +59,16 @@ func pluginBuildCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "do not print the go commands as they run")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
+}
+
+// buildPlugin builds with r and checks the result as a server checks a plugin before it
+// opens it (pre-flight, trial load in a child process): `gatehouse plugin build` and
+// `gatehouse dev --plugin-module` both build this way.
+func buildPlugin(ctx context.Context, r *build.Rebuilder, symbol string) (*build.Result, *loader.Diagnosis, error) {
+	res, err := r.Build(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ch := loader.Checker{}
+	return res, ch.Check(ctx, res.Path, res.Path, symbol, nil, false), nil
 }

@@ -222,8 +222,13 @@ func timeTrials(ctx context.Context, gatehouse string, versions []string) ([]tim
 		if err != nil {
 			return nil, err
 		}
-		var r struct{ OK bool }
-		if err := json.Unmarshal([]byte(res), &r); err != nil || !r.OK {
+		// The child says {"opening":true} before it opens the plugin, then gives its result.
+		var r struct{ OK, Opening bool }
+		dec := json.NewDecoder(strings.NewReader(res))
+		for err = dec.Decode(&r); err == nil && r.Opening; err = dec.Decode(&r) {
+			r = struct{ OK, Opening bool }{}
+		}
+		if err != nil || !r.OK {
 			return nil, fmt.Errorf("trial load of %s: %s", so, res)
 		}
 		out = append(out, d)
