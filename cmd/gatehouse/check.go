@@ -13,10 +13,10 @@ import (
 
 func checkCommand(stdout, _ io.Writer) *cobra.Command {
 	var (
-		admin, output         string
-		exclude               []string
-		readOnly, kube        bool
-		kubeconfig, namespace string
+		where          targetFlags
+		output         string
+		exclude        []string
+		readOnly, kube bool
 	)
 	cmd := &cobra.Command{
 		Use:   "check [-o text|json] [-x check,...]",
@@ -27,7 +27,9 @@ func checkCommand(stdout, _ io.Writer) *cobra.Command {
 			"running and ready, or why not), upstreams, auth configs, secrets, virtual services (each Accepted), proxies (published) and\n" +
 			"xds (every client ACKed the latest version, none rejected anything). Exit status: 0 healthy,\n" +
 			"1 errors found (in json mode too), 2 the check could not run. check never changes anything;\n" +
-			"--read-only is accepted so scripts written for clusters keep working.",
+			"--read-only is accepted so scripts written for clusters keep working. In Kubernetes the health\n" +
+			"snapshot comes through the API server's proxy to the Service controlplane of --namespace, and\n" +
+			"the deployments and pods checks run as with --kube.\n" + targetHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "text" && output != "json" {
@@ -36,8 +38,13 @@ func checkCommand(stdout, _ io.Writer) *cobra.Command {
 			if err := check.Validate(exclude); err != nil {
 				return exit(2, err)
 			}
+			t, err := where.resolve(cmd, "check")
+			if err != nil {
+				return exit(2, err)
+			}
+			kube = kube || t.kube != nil
 			h := &check.Health{}
-			st, err := snapshots.Fetch(cmd.Context(), admin, "/snapshots/health", &h.Data)
+			st, err := t.fetch(cmd.Context(), "/snapshots/health", &h.Data)
 			h.Status = st
 			switch {
 			case errors.Is(err, snapshots.ErrNoSnapshot):
@@ -46,7 +53,7 @@ func checkCommand(stdout, _ io.Writer) *cobra.Command {
 				return exit(2, fmt.Errorf("check: %w", err))
 			}
 			if kube && h != nil {
-				w, err := kubeWorkloads(cmd.Context(), kubeconfig, namespace)
+				w, err := kubeWorkloads(cmd.Context(), where.kubeconfig, where.namespace)
 				if err != nil {
 					return exit(2, fmt.Errorf("check: %w", err))
 				}
@@ -66,12 +73,10 @@ func checkCommand(stdout, _ io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&admin, "admin", cliAdmin(), "the control plane's admin address (env GATEHOUSE_ADMIN)")
+	addTargetFlags(cmd, false, &where)
 	cmd.Flags().StringVarP(&output, "output", "o", "text", "text or json")
 	cmd.Flags().StringSliceVarP(&exclude, "exclude", "x", nil, "checks to skip, comma separated")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "change nothing (check never does)")
-	cmd.Flags().BoolVar(&kube, "kube", false, "also check the Deployments and Pods of --namespace in Kubernetes")
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster)")
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "gatehouse-system", "namespace of the Gatehouse deployments (with --kube)")
+	cmd.Flags().BoolVar(&kube, "kube", false, "also check the Deployments and Pods of --namespace in Kubernetes (with --admin)")
 	return cmd
 }

@@ -26,6 +26,9 @@ type kubeOptions struct {
 	namespaces []string
 	// leaseDuration is hidden: tests of failover shorten it.
 	leaseDuration string
+	// statusWorkers and statusQPS are hidden: kubebench compares settings with them.
+	statusWorkers int
+	statusQPS     float64
 }
 
 func addKubeFlags(cmd *cobra.Command, o *kubeOptions) {
@@ -34,6 +37,10 @@ func addKubeFlags(cmd *cobra.Command, o *kubeOptions) {
 	cmd.Flags().StringSliceVar(&o.namespaces, "watch-namespaces", nil, "namespaces to watch (default: all)")
 	cmd.Flags().StringVar(&o.leaseDuration, "lease-duration", "15s", "leader election lease duration (the leader writes statuses)")
 	_ = cmd.Flags().MarkHidden("lease-duration")
+	cmd.Flags().IntVar(&o.statusWorkers, "status-workers", 0, "status writes in flight (default: the status writer's)")
+	_ = cmd.Flags().MarkHidden("status-workers")
+	cmd.Flags().Float64Var(&o.statusQPS, "status-qps", 0, "status writes per second at most (default: the status writer's)")
+	_ = cmd.Flags().MarkHidden("status-qps")
 }
 
 // controllerNamespace is where this control plane runs (POD_NAMESPACE, from the
@@ -51,6 +58,7 @@ type kubeSource struct {
 	*kube.Source
 	log      zerolog.Logger
 	leader   kube.LeaderOptions
+	status   kube.StatusOptions
 	pipeline *pipeline.Pipeline
 }
 
@@ -79,7 +87,7 @@ func newKubeSource(log zerolog.Logger, o kubeOptions) (*kubeSource, error) {
 		ControllerNamespace: controllerNamespace(), Log: log})
 	return &kubeSource{Source: src, log: log, leader: kube.LeaderOptions{
 		LeaseDuration: lease, RenewDeadline: lease * 2 / 3, RetryPeriod: lease / 7,
-	}}, nil
+	}, status: kube.StatusOptions{Workers: o.statusWorkers, QPS: o.statusQPS}}, nil
 }
 
 // BindPipeline gives the source the pipeline whose statuses it writes back.
@@ -91,8 +99,9 @@ func (k *kubeSource) Run(ctx context.Context, publish func(*source.Input)) error
 		return errors.New("controlplane: kube source used without a pipeline")
 	}
 	go func() {
-		edge := func() *validate.Edge { return k.pipeline.Stages().Edge }
-		if err := k.WriteStatuses(ctx, kube.StatusOptions{Edge: edge}, k.leader); err != nil {
+		so := k.status
+		so.Edge = func() *validate.Edge { return k.pipeline.Stages().Edge }
+		if err := k.WriteStatuses(ctx, so, k.leader); err != nil {
 			k.log.Error().Err(err).Msg("kube: status write-back stopped")
 		}
 	}()

@@ -25,12 +25,19 @@ var getKinds = []struct {
 }
 
 func getCommand(stdout, _ io.Writer) *cobra.Command {
-	var admin, output string
+	var (
+		where  targetFlags
+		output string
+	)
 	cmd := &cobra.Command{
 		Use:   "get",
 		Short: "List upstreams, virtual services or auth configs as the control plane sees them",
+		Long: "Lists resources with their status: from the control plane's edge snapshot, or, in Kubernetes,\n" +
+			"the custom resources of every namespace with the status the control plane of --namespace wrote\n" +
+			"(Pending until it reported on their current generation; Upstreams discovered from Services are\n" +
+			"listed by the control plane's admin only).\n" + targetHelp,
 	}
-	cmd.PersistentFlags().StringVar(&admin, "admin", cliAdmin(), "the control plane's admin address (env GATEHOUSE_ADMIN)")
+	addTargetFlags(cmd, true, &where)
 	cmd.PersistentFlags().StringVarP(&output, "output", "o", "table", "table, yaml or json (secrets redacted)")
 	for _, k := range getKinds {
 		cmd.AddCommand(&cobra.Command{
@@ -42,9 +49,9 @@ func getCommand(stdout, _ io.Writer) *cobra.Command {
 				if output != "table" && output != "yaml" && output != "json" {
 					return exit(2, fmt.Errorf("get: -o %q: use table, yaml or json", output))
 				}
-				var edge listing.Edge
-				if _, err := snapshots.Fetch(cmd.Context(), admin, "/snapshots/edge", &edge); err != nil {
-					return exit(2, fmt.Errorf("get: %w", err))
+				edge, err := getEdge(cmd, &where, k.kind)
+				if err != nil {
+					return exit(2, err)
 				}
 				name := ""
 				if len(args) == 1 {
@@ -66,6 +73,26 @@ func getCommand(stdout, _ io.Writer) *cobra.Command {
 		})
 	}
 	return cmd
+}
+
+// getEdge reads the resources of kind with their statuses from where resolves to.
+func getEdge(cmd *cobra.Command, where *targetFlags, kind string) (*listing.Edge, error) {
+	t, err := where.resolve(cmd, "get")
+	if err != nil {
+		return nil, err
+	}
+	if t.kube != nil {
+		e, err := t.kube.edge(cmd.Context(), kind)
+		if err != nil {
+			return nil, fmt.Errorf("get: %w", err)
+		}
+		return e, nil
+	}
+	var e listing.Edge
+	if _, err := t.fetch(cmd.Context(), "/snapshots/edge", &e); err != nil {
+		return nil, fmt.Errorf("get: %w", err)
+	}
+	return &e, nil
 }
 
 // writeData prints v, redacted, as YAML or JSON.

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"gatehouse.dev/gatehouse/controlplane/snapshots"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 )
 
@@ -99,26 +99,34 @@ func proxyCommand(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func servedConfigCommand(stdout io.Writer) *cobra.Command {
-	var admin, role, output string
+	var (
+		where        targetFlags
+		role, output string
+	)
 	cmd := &cobra.Command{
 		Use:   "served-config",
 		Short: "Print what the control plane serves to a proxy role (works while the proxy is down)",
 		Long: "Reads /snapshots/xds?role=ROLE from the control plane's admin: every listener, route\n" +
 			"configuration, cluster, endpoint set and secret (redacted) the role is served, by type and name.\n" +
-			"A VirtualService missing here was rejected: `gatehouse check` says why.",
+			"A VirtualService missing here was rejected: `gatehouse check` says why. In Kubernetes the\n" +
+			"admin is reached through the API server's proxy to the Service controlplane of --namespace.\n" + targetHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if output != "yaml" && output != "json" {
 				return exit(2, fmt.Errorf("proxy served-config: -o %q: use yaml or json", output))
 			}
+			t, err := where.resolve(cmd, "proxy served-config")
+			if err != nil {
+				return exit(2, err)
+			}
 			var data map[string]any
-			if _, err := snapshots.Fetch(cmd.Context(), admin, "/snapshots/xds?role="+role, &data); err != nil {
+			if _, err := t.fetch(cmd.Context(), "/snapshots/xds?role="+url.QueryEscape(role), &data); err != nil {
 				return exit(2, fmt.Errorf("proxy served-config: %w", err))
 			}
 			return writeData(stdout, output, data[role])
 		},
 	}
-	cmd.Flags().StringVar(&admin, "admin", cliAdmin(), "the control plane's admin address (env GATEHOUSE_ADMIN)")
+	addTargetFlags(cmd, false, &where)
 	cmd.Flags().StringVar(&role, "role", xds.DefaultProxyRole, "the proxy role, <namespace>~<proxy name>")
 	cmd.Flags().StringVarP(&output, "output", "o", "yaml", "yaml or json")
 	return cmd

@@ -171,7 +171,7 @@ func (w *statusWriter) write(ctx context.Context, key source.Key) error {
 	if err := w.limiter.Wait(ctx); err != nil {
 		return err
 	}
-	patch, err := json.Marshal(map[string]any{"status": map[string]any{"statuses": map[string]any{w.s.o.ControllerNamespace: want}}})
+	patch, err := json.Marshal(map[string]any{"status": map[string]any{"statuses": map[string]any{w.s.o.ControllerNamespace: patchEntry(want)}}})
 	if err != nil {
 		return err
 	}
@@ -187,4 +187,15 @@ func (w *statusWriter) write(ctx context.Context, key source.Key) error {
 	w.written[key] = writtenStatus{status: want, rvBefore: u.GetResourceVersion()}
 	w.mu.Unlock()
 	return nil
+}
+
+// patchEntry is the merge patch of a status entry: a reason it no longer has is removed
+// (null), or a Rejected entry's reasons would stay on the Accepted one that follows and
+// the entry would never equal what the pipeline says.
+func patchEntry(st apiv1.ReporterStatus) map[string]any {
+	e := map[string]any{"state": st.State, "reportedBy": st.ReportedBy, "observedGeneration": st.ObservedGeneration, "reason": nil}
+	if st.Reason != "" {
+		e["reason"] = st.Reason
+	}
+	return e
 }

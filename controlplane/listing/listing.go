@@ -27,8 +27,20 @@ type Resource struct {
 // ID is "<namespace>.<name>".
 func (r *Resource) ID() string { return r.Namespace + "." + r.Name }
 
-// State is the worst state of r's statuses.
+// Pending is the state of a resource read from Kubernetes whose current generation its
+// control plane has not reported on yet.
+const Pending validate.State = "Pending"
+
+// State is the worst state of r's statuses, or Pending.
 func (r *Resource) State() validate.State {
+	if len(r.Statuses) == 0 {
+		return Pending
+	}
+	for _, s := range r.Statuses {
+		if s.State == Pending {
+			return Pending
+		}
+	}
 	v := validate.Resource{Statuses: r.Statuses}
 	return v.State()
 }

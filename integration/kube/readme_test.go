@@ -73,6 +73,10 @@ func TestReadmeKubernetesSession(t *testing.T) {
 		t.Errorf("status %s, want (as in the README) %s", st, want)
 	}
 
+	if got := sh(t, gh, "get", "virtualservice", "echo"); got != readmeGetVS {
+		t.Errorf("gatehouse get virtualservice echo:\n%s\nwant (as in the README):\n%s", got, readmeGetVS)
+	}
+
 	out = sh(t, gh, "uninstall", "--all")
 	if !strings.Contains(out, "uninstalled release gatehouse") || !strings.Contains(out, "deleted 4 CRDs") {
 		t.Errorf("gatehouse uninstall --all said:\n%s", out)
@@ -91,3 +95,12 @@ func TestReadmeKubernetesSession(t *testing.T) {
 type unexpected struct{ out string }
 
 func (u *unexpected) Error() string { return "output:\n" + u.out }
+
+// readmeGetVS is what the README shows `gatehouse get virtualservice echo` print: read
+// from the cluster, with the status the control plane wrote.
+const readmeGetVS = `+-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+
+| VIRTUAL SERVICE | DISPLAY NAME | DOMAINS          | SSL  | STATUS   | LISTENERPLUGINS | ROUTES                           |
++-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+
+| default.echo    | echo         | echo.example.com | none | Accepted | None            | / -> default.echo:8080 (service) |
++-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+
+`

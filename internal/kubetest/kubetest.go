@@ -37,6 +37,9 @@ type Env struct {
 	Dir string
 	// Kubectl is the kubectl built beside the server (for tests of documented commands).
 	Kubectl string
+	// PodNetwork carries the API server's requests to pod IPs (its Service and Pod
+	// proxies) to loopback addresses the test chooses.
+	PodNetwork *PodNetwork
 
 	etcd, apiserver *exec.Cmd
 	// exited is closed when the process has ended, by process.
@@ -102,6 +105,7 @@ func (e *Env) Stop() {
 			}
 		}
 	}
+	e.PodNetwork.close()
 	_ = os.RemoveAll(e.Dir)
 }
 

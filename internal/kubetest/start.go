@@ -75,7 +75,13 @@ func (e *Env) start(assets string) error {
 	}
 	certDir := filepath.Join(e.Dir, "certs")
 	port := ports[2]
-	e.apiserver, err = e.run(filepath.Join(assets, "kube-apiserver"), "kube-apiserver.log",
+	if e.PodNetwork, err = startPodNetwork(); err != nil {
+		return err
+	}
+	// The API server reaches pod IPs through the pod network stand-in; loopback (etcd,
+	// itself) is never proxied by Go's environment proxy rules.
+	apiserverEnv := []string{"HTTP_PROXY=socks5://" + e.PodNetwork.Addr(), "NO_PROXY=127.0.0.1,localhost"}
+	e.apiserver, err = e.runEnv(apiserverEnv, filepath.Join(assets, "kube-apiserver"), "kube-apiserver.log",
 		"--etcd-servers="+etcdURL, "--bind-address=127.0.0.1", "--secure-port="+strconv.Itoa(port),
 		"--cert-dir="+certDir, "--token-auth-file="+filepath.Join(e.Dir, "tokens.csv"),
 		"--authorization-mode=RBAC", "--service-account-issuer=https://kubernetes.default.svc",
@@ -99,11 +105,17 @@ func (e *Env) start(assets string) error {
 
 // run starts a server with its output in the named log file of e.Dir.
 func (e *Env) run(bin, logName string, args ...string) (*exec.Cmd, error) {
+	return e.runEnv(nil, bin, logName, args...)
+}
+
+// runEnv is run with environment variables added to this process's.
+func (e *Env) runEnv(env []string, bin, logName string, args ...string) (*exec.Cmd, error) {
 	log, err := os.Create(filepath.Join(e.Dir, logName))
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)

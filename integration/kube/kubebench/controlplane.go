@@ -46,8 +46,16 @@ func (b *bench) startControlplane() error {
 	if err != nil {
 		return err
 	}
-	b.cp = exec.Command(bin, "controlplane", "--kube", "--kubeconfig", b.env.Kubeconfig, "--watch-namespaces", ns,
-		"--xds-listen", b.xdsAddr, "--admin-listen", admin)
+	b.admin = admin
+	args := []string{"controlplane", "--kube", "--kubeconfig", b.env.Kubeconfig, "--watch-namespaces", ns,
+		"--xds-listen", b.xdsAddr, "--admin-listen", admin}
+	if b.statusWorkers > 0 {
+		args = append(args, "--status-workers", strconv.Itoa(b.statusWorkers))
+	}
+	if b.statusQPS > 0 {
+		args = append(args, "--status-qps", strconv.FormatFloat(b.statusQPS, 'f', -1, 64))
+	}
+	b.cp = exec.Command(bin, args...)
 	b.cp.Env = append(os.Environ(), "POD_NAMESPACE="+ns, "LOG_LEVEL=warn")
 	b.cp.Stdout, b.cp.Stderr = log, log
 	start := time.Now()

@@ -31,28 +31,39 @@ type bench struct {
 	dyn      dynamic.Interface
 	xdsAddr  string
 	cp       *exec.Cmd
+	admin    string
 	services int
+	// statusWorkers and statusQPS, when set, are passed to the control plane.
+	statusWorkers int
+	statusQPS     float64
+	// profile, when set, is where a CPU profile of the control plane during the
+	// VirtualServices phase is written.
+	profile string
 }
 
 func main() {
 	services := flag.Int("services", 2000, "Services (one port each)")
 	endpoints := flag.Int("endpoints", 20000, "endpoints in all; the first Service has 50")
 	vss := flag.Int("vs", 10000, "VirtualServices applied at once")
+	b := &bench{}
+	flag.IntVar(&b.statusWorkers, "status-workers", 0, "the control plane's --status-workers (default: its own)")
+	flag.Float64Var(&b.statusQPS, "status-qps", 0, "the control plane's --status-qps (default: its own)")
+	flag.StringVar(&b.profile, "cpuprofile", "", "write a CPU profile of the control plane during the VirtualServices phase here")
 	flag.Parse()
-	if err := run(*services, *endpoints, *vss); err != nil {
+	if err := b.run(*services, *endpoints, *vss); err != nil {
 		fmt.Fprintln(os.Stderr, "kubebench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(services, endpoints, vss int) error {
+func (b *bench) run(services, endpoints, vss int) error {
 	ctx := context.Background()
 	env, err := kubetest.Start()
 	if err != nil {
 		return err
 	}
 	defer env.Stop()
-	b := &bench{env: env, services: services}
+	b.env, b.services = env, services
 	if b.client, err = kubernetes.NewForConfig(env.Config); err != nil {
 		return err
 	}

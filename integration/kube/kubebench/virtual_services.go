@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -31,6 +34,12 @@ func virtualService(i, services int) *unstructured.Unstructured {
 func (b *bench) applyVirtualServices(ctx context.Context, n, services int) error {
 	gvr := kube.Kinds[3].GVR
 	start := time.Now()
+	profiled := b.startProfile(90 * time.Second)
+	defer func() {
+		if err := <-profiled; err != nil {
+			fmt.Fprintln(os.Stderr, "kubebench: cpu profile:", err)
+		}
+	}()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(16)
 	for i := range n {
@@ -44,6 +53,7 @@ func (b *bench) applyVirtualServices(ctx context.Context, n, services int) error
 	}
 	applied := time.Since(start)
 	deadline := time.Now().Add(10 * time.Minute)
+	lastReport := time.Now()
 	for {
 		list, err := b.dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 		if err != nil {
@@ -58,6 +68,10 @@ func (b *bench) applyVirtualServices(ctx context.Context, n, services int) error
 		if done == n {
 			break
 		}
+		if time.Since(lastReport) >= 5*time.Second {
+			fmt.Printf("  %v after the last create: %d of %d statuses Accepted\n", (time.Since(start) - applied).Round(time.Second), done, n)
+			lastReport = time.Now()
+		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d of %d statuses written after 10 minutes", done, n)
 		}
@@ -66,4 +80,31 @@ func (b *bench) applyVirtualServices(ctx context.Context, n, services int) error
 	fmt.Printf("%d VirtualServices: created by 16 writers in %v; every status Accepted %v after the first create (%v after the last)\n",
 		n, applied.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), (time.Since(start) - applied).Round(time.Millisecond))
 	return nil
+}
+
+// startProfile fetches a CPU profile of the control plane (its admin's /debug/pprof)
+// over d into b.profile, when asked for; the channel gives the outcome.
+func (b *bench) startProfile(d time.Duration) <-chan error {
+	out := make(chan error, 1)
+	if b.profile == "" {
+		out <- nil
+		return out
+	}
+	go func() {
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", b.admin, int(d.Seconds())))
+		if err != nil {
+			out <- err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(b.profile)
+		if err != nil {
+			out <- err
+			return
+		}
+		defer f.Close()
+		_, err = io.Copy(f, resp.Body)
+		out <- err
+	}()
+	return out
 }
