@@ -76,12 +76,14 @@ func TestOIDCReplicasLogoutAcrossProcesses(t *testing.T) {
 // upstream next, without refreshing them again itself (B would then send a third
 // access token, or fail on the spent refresh token).
 func TestOIDCReplicasRefreshAcrossProcesses(t *testing.T) {
-	// Tokens live 8s; the step refreshes them once fewer than 5s are left.
+	// Tokens live 12s; the step refreshes them once fewer than 8s are left: B must
+	// see the session within 4s of the login, and A's refreshed one within 4s of the
+	// refresh, to pass it on without refreshing it itself.
 	provider := harness.StartProvider(t, harness.ProviderOptions{
-		RedirectURIs: []string{replicaApp + "/callback"}, AccessTokenTTL: 8 * time.Second, IDTokenTTL: 8 * time.Second,
+		RedirectURIs: []string{replicaApp + "/callback"}, AccessTokenTTL: 12 * time.Second, IDTokenTTL: 12 * time.Second,
 	})
 	redis := harness.StartRedis(t)
-	reps := startReplicas(t, 2, provider.Issuer, redis.Addr, 5*time.Second)
+	reps := startReplicas(t, 2, provider.Issuer, redis.Addr, 8*time.Second)
 	a, b := reps[0], reps[1]
 
 	handle := replicaLogin(t, a, provider.Issuer)
@@ -91,7 +93,7 @@ func TestOIDCReplicasRefreshAcrossProcesses(t *testing.T) {
 	if !first.allowed || first.headers["x-access-token"] == "" {
 		t.Fatalf("B with the session made on A: %v", first)
 	}
-	time.Sleep(time.Until(loggedIn.Add(3500 * time.Millisecond)))
+	time.Sleep(time.Until(loggedIn.Add(5 * time.Second)))
 	refreshed := a.check(t, "/orders", cookie)
 	if !refreshed.allowed || refreshed.headers["x-access-token"] == first.headers["x-access-token"] {
 		t.Fatalf("A within the pre-expiry buffer: %v, want allowed with a refreshed access token", refreshed)
