@@ -3,6 +3,7 @@ package xds_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"testing"
 	"time"
@@ -51,16 +52,19 @@ var edits = []edit{
 		id := xdstest.ID(i % st.n)
 		c := xdstest.Cluster(id)
 		c.ConnectTimeout = durationpb.New(time.Second + time.Duration(i+1)*time.Microsecond)
+		st.proxy[xds.ClusterType] = maps.Clone(st.proxy[xds.ClusterType])
 		st.proxy[xds.ClusterType][id] = c
 		return id
 	}},
 	{"endpoints", xds.DefaultProxyRole, xds.EndpointType, func(st *benchState, i int) string {
 		id := xdstest.ID(i % st.n)
+		st.proxy[xds.EndpointType] = maps.Clone(st.proxy[xds.EndpointType])
 		st.proxy[xds.EndpointType][id] = xdstest.Endpoints(id, "127.0.0.2", 10000+i%50000)
 		return id
 	}},
 	{"extauthconfig", xds.RoleExtauth, xds.ExtAuthConfigType, func(st *benchState, i int) string {
 		id := xdstest.ID(i % st.n)
+		st.extauth[xds.ExtAuthConfigType] = maps.Clone(st.extauth[xds.ExtAuthConfigType])
 		st.extauth[xds.ExtAuthConfigType][id] = xdstest.ExtAuthConfig(id, i+1)
 		return id
 	}},
@@ -70,6 +74,7 @@ var edits = []edit{
 		old := st.proxy[xds.RouteType][xdstest.RouteName].(*route.RouteConfiguration)
 		rc := &route.RouteConfiguration{Name: old.GetName(), VirtualHosts: append([]*route.VirtualHost(nil), old.GetVirtualHosts()...)}
 		rc.VirtualHosts[i%st.n] = xdstest.VirtualHost(i%st.n, i+1)
+		st.proxy[xds.RouteType] = maps.Clone(st.proxy[xds.RouteType])
 		st.proxy[xds.RouteType][xdstest.RouteName] = rc
 		return xdstest.RouteName
 	}},
@@ -93,7 +98,9 @@ func BenchmarkPublishOneEdit(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%d", e.name, n), func(b *testing.B) {
 				st := newBenchState(b, n)
 				for i := 0; b.Loop(); i++ {
+					b.StopTimer() // the edit is made as the translation hands it: a new map of its type
 					e.apply(st, i)
+					b.StartTimer()
 					if err := st.publish(e); err != nil {
 						b.Fatal(err)
 					}
