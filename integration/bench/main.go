@@ -11,6 +11,8 @@
 //     carrying the session cookie, alternating with the bare server as above;
 //   - pluginload: builds versions of a plugin with `gatehouse plugin build` and times,
 //     for each, the rename into the plugin folder until a Check is served by it;
+//   - devloop: runs `gatehouse dev --plugin-module` on a copy of the sample plugin and
+//     times saves of its source until a Check answers with the saved behaviour;
 //   - controlplane: writes 1k and 10k services (VirtualService, Upstream, AuthConfig,
 //     one file each), starts `gatehouse controlplane` pinned to one CPU, and times with
 //     delta ADS clients (xdsbench) on the other CPU the first complete state of both
@@ -52,6 +54,7 @@ type options struct {
 	goBench                    bool
 	oidc                       bool
 	swaps                      int // plugin versions the plugin-load phase swaps in; 0 skips it
+	devRounds                  int // saves the dev-loop phase times; 0 skips it
 	plugin                     bool
 	cp                         bool
 	cpSizes                    string
@@ -70,7 +73,8 @@ func main() {
 	flag.StringVar(&o.profile, "profile", "", "after the measured runs, write a CPU profile of gatehouse under allow load to this file")
 	flag.BoolVar(&o.goBench, "gobench", true, "run the in-process Go benchmarks")
 	flag.BoolVar(&o.oidc, "oidc", true, "measure Checks with a valid OIDC session (needs `make deps`)")
-	flag.IntVar(&o.swaps, "swaps", 10, "plugin versions to time from appearing to serving; 0 skips it")
+	flag.IntVar(&o.devRounds, "devloop-rounds", 20, "saves of the sample plugin to time with gatehouse dev --plugin-module; 0 skips it")
+	flag.IntVar(&o.swaps, "swaps", 20, "plugin versions to time from appearing to serving; 0 skips it")
 	flag.BoolVar(&o.plugin, "plugin", true, "load gatehouse and the bare server with ghz (the plugin section; -oidc needs it)")
 	flag.BoolVar(&o.cp, "controlplane", true, "measure gatehouse controlplane with real ADS clients (the controlplane section)")
 	flag.StringVar(&o.cpSizes, "cp-sizes", "1000,10000", "numbers of services the controlplane section generates, one run each; the largest also gets the churn and extauth")
@@ -109,6 +113,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("-rounds %d: use at least 1", o.rounds)
 	case o.rateRounds < 0 || o.unpinnedRounds < 0:
 		return fmt.Errorf("-rate-rounds %d -unpinned-rounds %d: use 0 to skip, or more", o.rateRounds, o.unpinnedRounds)
+	case o.devRounds < 0:
+		return fmt.Errorf("-devloop-rounds %d: use 0 to skip, or more", o.devRounds)
 	case o.swaps < 0:
 		return fmt.Errorf("-swaps %d: use 0 to skip, or more", o.swaps)
 	case o.oidc && !o.plugin:

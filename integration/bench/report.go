@@ -28,6 +28,11 @@ type report struct {
 	OIDC       *oidcResult // nil when the OIDC phase did not run
 	Swaps      []swap      // the plugin-load phase's, if it ran
 	TrialAlone []time.Duration
+	// DevLoop is the dev-loop phase's, if it ran; the loads are /proc/loadavg when the
+	// dev-loop and plugin-load phases began.
+	DevLoop     []devRound
+	DevLoopLoad string
+	SwapsLoad   string
 	// Controlplane is the control-plane section's, if it ran.
 	Controlplane *cpResult
 }

@@ -78,11 +78,19 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
+		rep.SwapsLoad = loadAverage()
 		if rep.Swaps, err = runPluginLoad(ctx, tmp, bins, &procs, versions); err != nil {
 			return err
 		}
 		progress("timing the trial load alone on each version")
 		if rep.TrialAlone, err = timeTrials(ctx, bins.gatehouse, versions); err != nil {
+			return err
+		}
+	}
+	if o.devRounds > 0 {
+		progress(fmt.Sprintf("timing %d saves with gatehouse dev --plugin-module", o.devRounds))
+		rep.DevLoopLoad = loadAverage()
+		if rep.DevLoop, err = runDevLoop(ctx, root, tmp, bins, &procs, o.devRounds); err != nil {
 			return err
 		}
 	}
@@ -177,6 +185,9 @@ func (r *report) output(ctx context.Context, o options) error {
 	if len(r.Swaps) > 0 {
 		texts = append(texts, sectionText{pluginLoadSection, r.pluginLoadMarkdown()})
 	}
+	if len(r.DevLoop) > 0 {
+		texts = append(texts, sectionText{devLoopSection, r.devLoopMarkdown()})
+	}
 	if r.Controlplane != nil {
 		texts = append(texts, sectionText{controlplaneSection, r.controlplaneMarkdown()})
 	}
@@ -200,6 +211,20 @@ func (r *report) output(ctx context.Context, o options) error {
 	}
 	progress("updated " + o.file)
 	return nil
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages, for the report: the
+// timings of a shared machine are read with them.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // started is when the benchmark began, for progress lines.

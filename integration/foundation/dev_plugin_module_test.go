@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,4 +152,55 @@ func waitLog(t *testing.T, p *testbin.Process, msg string, n int) map[string]any
 		return nil
 	})
 	return last
+}
+
+// TestDevPluginModuleDocs runs the session docs/operating.md shows for `gatehouse dev
+// --plugin-module`, in a folder holding a copy of the sample plugin as a module, on free
+// ports. A curl after an edit is repeated until it answers as shown, as a reader waits
+// for dev's log line.
+func TestDevPluginModuleDocs(t *testing.T) {
+	root := testbin.Root(t)
+	wd := t.TempDir()
+	mod := filepath.Join(wd, "required_header")
+	if err := os.Mkdir(mod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(root, "plugins/required_header/required_header.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(mod, "required_header.go"), string(src))
+	writeFile(t, filepath.Join(mod, "go.mod"), devPluginModuleGoMod)
+	bin := testbin.Gatehouse(t)
+	gw, exAddr, echo := testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t)
+	replacer := strings.NewReplacer("localhost:8080", gw)
+	dir := wd
+	steps := testbin.ConsoleSteps(testbin.DocBlock(t, "docs/operating.md", "<!-- dev-plugin-module"))
+	if len(steps) != 5 {
+		t.Fatalf("the session has %d commands, want the 5 this test knows", len(steps))
+	}
+	for _, st := range steps {
+		switch cmd := st.Command; {
+		case strings.HasPrefix(cmd, "cd "):
+			dir = filepath.Join(dir, strings.TrimPrefix(cmd, "cd "))
+		case strings.HasPrefix(cmd, "gatehouse dev ") && strings.HasSuffix(cmd, " &"):
+			line := bin + strings.TrimSuffix(strings.TrimPrefix(cmd, "gatehouse"), " &") +
+				" --listen " + gw + " --extauth-listen " + exAddr + " --echo-listen " + echo
+			p := testbin.Start(t, []string{"GATEHOUSE_SRC=" + root}, "/bin/sh", "-c", "cd "+dir+" && exec "+line)
+			testbin.WaitTCP(t, p, gw, devBuildWait)
+		case strings.HasPrefix(cmd, "curl "):
+			testbin.Eventually(t, devBuildWait, func() error {
+				out, err := exec.Command("/bin/sh", "-c", "cd "+dir+" && "+replacer.Replace(cmd)).CombinedOutput()
+				if err != nil || string(out) != st.Output {
+					return fmt.Errorf("%s: %q (%v), want %q", cmd, out, err, st.Output)
+				}
+				return nil
+			})
+		default:
+			out, err := exec.Command("/bin/sh", "-c", "cd "+dir+" && "+cmd).CombinedOutput()
+			if err != nil || string(out) != st.Output {
+				t.Fatalf("%s: %q (%v), want %q", cmd, out, err, st.Output)
+			}
+		}
+	}
 }

@@ -12,19 +12,26 @@ import (
 // repository's README.md, so a test runs exactly what the README shows.
 func ReadmeBlock(t testing.TB, marker string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(Root(t), "README.md"))
+	return DocBlock(t, "README.md", marker)
+}
+
+// DocBlock returns the fenced block that follows marker (an HTML comment) in the
+// document doc (a path from the repository root), so a test runs exactly what it shows.
+func DocBlock(t testing.TB, doc, marker string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(Root(t), doc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rest, ok := strings.Cut(string(data), marker)
 	if !ok {
-		t.Fatalf("README.md has no %q", marker)
+		t.Fatalf("%s has no %q", doc, marker)
 	}
 	_, rest, _ = strings.Cut(rest, "```")
 	_, rest, _ = strings.Cut(rest, "\n") // the fence's info string
 	body, _, ok := strings.Cut(rest, "```")
 	if !ok {
-		t.Fatalf("README.md: the block after %q does not end", marker)
+		t.Fatalf("%s: the block after %q does not end", doc, marker)
 	}
 	return body
 }
