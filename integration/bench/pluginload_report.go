@@ -56,7 +56,7 @@ func (r *report) pluginLoadMarkdown() string {
 		writeMinMedMax(&b, row.label, ds)
 	}
 	if len(r.TrialAlone) > 0 {
-		writeMinMedMax(&b, "*(the trial load alone: `gatehouse plugin __trial` on each version, run by the bench afterwards on an idle machine)*", r.TrialAlone)
+		writeMinMedMax(&b, "*(the trial load alone: `gatehouse plugin __trial` on each version, run by the bench afterwards with no other load of its own)*", r.TrialAlone)
 	}
 	var serving []time.Duration
 	for _, s := range r.Swaps {
