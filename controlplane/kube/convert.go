@@ -15,6 +15,9 @@ import (
 // converted is a custom resource decoded into its api/v1 type, remembered by the
 // resourceVersion it was decoded from so an unchanged object is not decoded again.
 type converted struct {
+	// resourceVersion is that of the object last seen: the same one is not looked at
+	// again (every Input goes over every object).
+	resourceVersion string
 	// fingerprint is the generation, labels and annotations decoded (a status write
 	// changes the resourceVersion, not them).
 	fingerprint string
@@ -33,8 +36,14 @@ func Origin(kind, namespace, name string) string {
 // version that does not decode leaves the last one that did, and a Problem.
 func (s *Source) convert(k kind, u *unstructured.Unstructured) (*source.Resource, int64, *source.Problem) {
 	key := source.Key{APIVersion: k.APIVersion, Kind: k.Kind, Namespace: u.GetNamespace(), Name: u.GetName()}
+	c, seen := s.converted[key]
+	if seen && c.res != nil && c.resourceVersion == u.GetResourceVersion() {
+		return c.res, c.generation, nil
+	}
 	fp := strconv.FormatInt(u.GetGeneration(), 10) + "|" + metaFingerprint(u)
-	if c, ok := s.converted[key]; ok && c.fingerprint == fp {
+	if seen && c.fingerprint == fp {
+		c.resourceVersion = u.GetResourceVersion()
+		s.converted[key] = c
 		return c.res, c.generation, nil
 	}
 	doc := map[string]any{
@@ -60,7 +69,7 @@ func (s *Source) convert(k kind, u *unstructured.Unstructured) (*source.Resource
 		return s.keepLast(key, &p)
 	}
 	res := &rs[0]
-	s.converted[key] = converted{fingerprint: fp, generation: u.GetGeneration(), res: res}
+	s.converted[key] = converted{resourceVersion: u.GetResourceVersion(), fingerprint: fp, generation: u.GetGeneration(), res: res}
 	return res, u.GetGeneration(), nil
 }
 

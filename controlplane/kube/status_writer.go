@@ -21,11 +21,13 @@ import (
 type StatusOptions struct {
 	// Edge returns the pipeline's last edge stage (with the clients' NACKs).
 	Edge func() *validate.Edge
-	// QPS and Burst bound the status writes (default 500/s, burst 100): a first sync
+	// QPS and Burst bound the status writes (default 1000/s, burst 200): a first sync
 	// of 10,000 resources must not drown the API server.
 	QPS   float64
 	Burst int
-	// Workers write in parallel (default 8).
+	// Workers write in parallel (default 32): each write waits for the API server's
+	// answer, and with 8 in flight a loaded server's ~50 ms answers held them to
+	// ~160/s (kubebench, BENCHMARKS.md).
 	Workers int
 	// Resync compares every status again this often (default 10s), which also picks
 	// up NACKs recorded between Inputs.
@@ -56,13 +58,13 @@ type writtenStatus struct {
 
 func newStatusWriter(s *Source, o StatusOptions) *statusWriter {
 	if o.QPS <= 0 {
-		o.QPS = 500
+		o.QPS = 1000
 	}
 	if o.Burst <= 0 {
-		o.Burst = 100
+		o.Burst = 200
 	}
 	if o.Workers <= 0 {
-		o.Workers = 8
+		o.Workers = 32
 	}
 	if o.FieldManager == "" {
 		o.FieldManager = "gatehouse"

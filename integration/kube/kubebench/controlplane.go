@@ -31,10 +31,13 @@ func freeAddr() (string, error) {
 // startControlplane runs `gatehouse controlplane --kube` as its own process (so its RSS
 // is its own) and measures the time to its first complete EDS on a client.
 func (b *bench) startControlplane() error {
-	bin, err := gatehouseBinary()
-	if err != nil {
-		return err
+	var err error
+	if b.bin == "" {
+		if b.bin, err = gatehouseBinary(); err != nil {
+			return err
+		}
 	}
+	bin := b.bin
 	if b.xdsAddr, err = freeAddr(); err != nil {
 		return err
 	}
@@ -56,9 +59,14 @@ func (b *bench) startControlplane() error {
 		args = append(args, "--status-qps", strconv.FormatFloat(b.statusQPS, 'f', -1, 64))
 	}
 	b.cp = exec.Command(bin, args...)
-	b.cp.Env = append(os.Environ(), "POD_NAMESPACE="+ns, "LOG_LEVEL=warn")
+	controllerNS := ns
+	if b.controllerNS != "" {
+		controllerNS = b.controllerNS
+	}
+	b.cp.Env = append(os.Environ(), "POD_NAMESPACE="+controllerNS, "LOG_LEVEL=warn")
 	b.cp.Stdout, b.cp.Stderr = log, log
 	start := time.Now()
+	b.started = start
 	if err := b.cp.Start(); err != nil {
 		return err
 	}
