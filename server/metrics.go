@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -23,8 +24,10 @@ const (
 // Metrics are the extauth server's Prometheus metrics.
 type Metrics struct {
 	checks *prometheus.CounterVec
-	status *prometheus.GaugeVec
-	source *prometheus.GaugeVec
+	// decided holds a *decidedCounters per config_id that served a Check.
+	decided sync.Map
+	status  *prometheus.GaugeVec
+	source  *prometheus.GaugeVec
 }
 
 // NewMetrics registers the extauth metrics with reg.
@@ -73,10 +76,31 @@ func (stuckCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (m *Metrics) observe(configID, outcome string) {
-	if m != nil {
+	if m == nil {
+		return
+	}
+	if outcome != outcomeAllowed && outcome != outcomeDenied {
 		m.checks.WithLabelValues(configID, outcome).Inc()
+		return
+	}
+	// The two outcomes of nearly every Check skip the label hashing and lookup of
+	// WithLabelValues: their counters are resolved once per config_id.
+	c, ok := m.decided.Load(configID)
+	if !ok {
+		c, _ = m.decided.LoadOrStore(configID, &decidedCounters{
+			allowed: m.checks.WithLabelValues(configID, outcomeAllowed),
+			denied:  m.checks.WithLabelValues(configID, outcomeDenied),
+		})
+	}
+	if dc := c.(*decidedCounters); outcome == outcomeAllowed {
+		dc.allowed.Inc()
+	} else {
+		dc.denied.Inc()
 	}
 }
+
+// decidedCounters are the allowed and denied counters of one config_id.
+type decidedCounters struct{ allowed, denied prometheus.Counter }
 
 // SetStatus replaces the AuthConfig status gauges.
 func (m *Metrics) SetStatus(statuses []Status) {
