@@ -11,10 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -78,6 +76,12 @@ type Outcome struct {
 }
 
 // Run runs the chain on req, whose Headers it updates as steps add headers.
+//
+// The steps run on a goroutine of their own, one after the other, so a step that
+// ignores its context cannot hold the request past the deadline: Run answers at the
+// deadline and leaves the step running. Each step call holds a slot of the step's
+// budget until the step returns, so a stuck plugin uses up its own slots and no one
+// else's. One goroutine per Check, not per step: a further step costs its own work.
 func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Outcome {
 	// The caller's deadline (Envoy sends one) usually comes first; a timer of our own
 	// would then change nothing and cost a timer and four allocations per Check.
@@ -89,10 +93,30 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 	if req.State == nil {
 		req.State = map[string]any{} // no size hint: storage comes with the first value, if any
 	}
+	c.prepare()
+	r := newRun(ctx, c, req)
+	go r.run()
+	select {
+	case out := <-r.done:
+		r.free() // the goroutine's send was its last use of r
+		return out
+	case <-ctx.Done():
+		return r.giveUp(ctx.Err())
+	}
+}
+
+// steps runs the steps in order, on the run's goroutine, and returns the outcome.
+func (r *run) steps() Outcome {
+	c := r.chain
 	var merged merger
-	budgets := c.prepare()
 	for i, s := range c.Steps {
-		resp, err := call(ctx, s, budgets[i], req)
+		if err := r.ctx.Err(); err != nil {
+			return failed(s, fmt.Errorf("%s: %w", s.Name(), err))
+		}
+		resp, err, ok := r.call(i)
+		if !ok {
+			return Outcome{} // given up: nobody reads it
+		}
 		if err == nil {
 			// What a step returns goes to Envoy as it is: a header Envoy must not get
 			// (CR or LF in a value, a pseudo-header, host) fails the step, closed.
@@ -101,7 +125,7 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 			}
 		}
 		if err != nil {
-			return Outcome{Response: pluginapi.Deny(http.StatusInternalServerError, ""), Step: s.Name(), Err: err}
+			return failed(s, err)
 		}
 		if !resp.Allowed {
 			return Outcome{Response: resp, Step: s.Name()}
@@ -109,101 +133,14 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 		if i == len(c.Steps)-1 && merged.adopt(resp) {
 			return Outcome{Response: resp}
 		}
-		merged.apply(req, resp)
+		merged.apply(r.req, resp)
 	}
 	return Outcome{Response: merged.response()}
 }
 
-type result struct {
-	resp *pluginapi.AuthorizationResponse
-	err  error
-}
-
-// States of one call, so exactly one of the caller (abandoning it) and the step's
-// goroutine (returning) accounts for a late return.
-const (
-	running int32 = iota
-	finished
-	gaveUp
-)
-
-// call runs one step, turning a panic, a nil response or a missed deadline into an error.
-// The step runs on its own goroutine so one that ignores its context cannot hold the
-// request past the deadline; the call holds a slot of the step's budget until the step
-// returns, so a stuck plugin uses up its own slots and no one else's.
-func call(ctx context.Context, s Step, b *budget, req *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
-	if err := b.reserve(); err != nil {
-		return nil, err
-	}
-	c := newStepCall(ctx, s, b, req)
-	go c.run()
-	select {
-	case r := <-c.done:
-		// The goroutine's send was its last use of c: it can serve another call.
-		c.free()
-		switch {
-		case r.err != nil:
-			return nil, fmt.Errorf("%s: %w", s.Name(), r.err)
-		case r.resp == nil:
-			return nil, fmt.Errorf("%s: returned neither a response nor an error", s.Name())
-		}
-		return r.resp, nil
-	case <-ctx.Done():
-		// Count the call stuck before claiming it, so the goroutine's uncount (which
-		// needs the claim) always comes after. c is not reused: the goroutine may
-		// still have it.
-		b.abandon()
-		if !c.state.CompareAndSwap(running, gaveUp) {
-			b.returned() // it returned just now: not stuck after all
-		}
-		return nil, fmt.Errorf("%s: %w", s.Name(), ctx.Err())
-	}
-}
-
-// stepCall is one call of a step, in one allocation that calls which return in time
-// hand on to the next call (two allocations less per step of every Check).
-type stepCall struct {
-	ctx    context.Context
-	step   Step
-	budget *budget
-	req    *pluginapi.AuthorizationRequest
-	done   chan result // buffered: a late send never blocks
-	state  atomic.Int32
-}
-
-var stepCalls = sync.Pool{New: func() any { return &stepCall{done: make(chan result, 1)} }}
-
-func newStepCall(ctx context.Context, s Step, b *budget, req *pluginapi.AuthorizationRequest) *stepCall {
-	c := stepCalls.Get().(*stepCall)
-	c.ctx, c.step, c.budget, c.req = ctx, s, b, req
-	c.state.Store(running)
-	return c
-}
-
-// free returns c, whose result was received, for another call.
-func (c *stepCall) free() {
-	c.ctx, c.step, c.budget, c.req = nil, nil, nil, nil
-	stepCalls.Put(c)
-}
-
-// run calls the step and sends the result, as its very last use of c.
-func (c *stepCall) run() {
-	r := c.invoke()
-	if !c.state.CompareAndSwap(running, finished) {
-		c.budget.returned()
-	}
-	c.budget.release()
-	c.done <- r
-}
-
-func (c *stepCall) invoke() (r result) {
-	defer func() {
-		if p := recover(); p != nil {
-			r = result{err: &PanicError{Step: c.step.Name(), Value: p, Stack: debug.Stack()}}
-		}
-	}()
-	resp, err := c.step.Authorize(c.ctx, c.req)
-	return result{resp, err}
+// failed is the 500 deny of a step that failed technically.
+func failed(s Step, err error) Outcome {
+	return Outcome{Response: pluginapi.Deny(http.StatusInternalServerError, ""), Step: s.Name(), Err: err}
 }
 
 // PanicError is a step panic, recovered.

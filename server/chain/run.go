@@ -1,0 +1,110 @@
+package chain
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+
+	"gatehouse.dev/gatehouse/pluginapi"
+)
+
+// run is one Run of a chain: what its goroutine and the caller share. Runs that end
+// in time are reused (the goroutine's send of the outcome is its last use of one).
+type run struct {
+	ctx   context.Context
+	chain *Chain
+	req   *pluginapi.AuthorizationRequest
+	done  chan Outcome // buffered: the send of a run given up never blocks
+
+	// mu orders the caller giving up against the goroutine starting and ending
+	// step calls, so exactly one of them accounts for a call that outlives the
+	// deadline: the caller counts it stuck, the goroutine uncounts it when it returns.
+	mu     sync.Mutex
+	step   int  // the step running, or the next to run
+	inStep bool // the step's Authorize is running
+	gaveUp bool
+}
+
+var runs = sync.Pool{New: func() any { return &run{done: make(chan Outcome, 1)} }}
+
+func newRun(ctx context.Context, c *Chain, req *pluginapi.AuthorizationRequest) *run {
+	r := runs.Get().(*run)
+	r.ctx, r.chain, r.req = ctx, c, req
+	r.step, r.inStep, r.gaveUp = 0, false, false
+	return r
+}
+
+// free returns r, whose outcome was received, for another Run.
+func (r *run) free() {
+	r.ctx, r.chain, r.req = nil, nil, nil
+	runs.Put(r)
+}
+
+// run is the goroutine: the steps, then the outcome, as its very last use of r.
+func (r *run) run() {
+	out := r.steps()
+	r.done <- out
+}
+
+// giveUp is the caller's answer at the deadline: the step running (or about to) fails
+// with err, and a call still running is counted stuck until it returns.
+func (r *run) giveUp(err error) Outcome {
+	r.mu.Lock()
+	r.gaveUp = true
+	s := r.chain.Steps[r.step]
+	if r.inStep {
+		r.chain.slots[r.step].abandon()
+	}
+	r.mu.Unlock()
+	return failed(s, fmt.Errorf("%s: %w", s.Name(), err))
+}
+
+// call runs step i holding a slot of its budget, turning a panic or a nil response
+// into an error. ok is false when the caller gave up on the run, before or during the
+// call: the run must stop.
+func (r *run) call(i int) (resp *pluginapi.AuthorizationResponse, err error, ok bool) {
+	s, b := r.chain.Steps[i], r.chain.slots[i]
+	r.mu.Lock()
+	if r.gaveUp {
+		r.mu.Unlock()
+		return nil, nil, false
+	}
+	r.step = i
+	if err := b.reserve(); err != nil {
+		r.mu.Unlock()
+		return nil, err, true
+	}
+	r.inStep = true
+	r.mu.Unlock()
+
+	resp, err = invoke(r.ctx, s, r.req)
+
+	r.mu.Lock()
+	r.inStep = false
+	abandoned := r.gaveUp
+	r.mu.Unlock()
+	if abandoned {
+		b.returned() // counted stuck by giveUp, under mu, before this
+	}
+	b.release()
+	switch {
+	case abandoned:
+		return nil, nil, false
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", s.Name(), err), true
+	case resp == nil:
+		return nil, fmt.Errorf("%s: returned neither a response nor an error", s.Name()), true
+	}
+	return resp, nil, true
+}
+
+// invoke calls the step's Authorize, recovering a panic as a PanicError.
+func invoke(ctx context.Context, s Step, req *pluginapi.AuthorizationRequest) (resp *pluginapi.AuthorizationResponse, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp, err = nil, &PanicError{Step: s.Name(), Value: p, Stack: debug.Stack()}
+		}
+	}()
+	return s.Authorize(ctx, req)
+}
