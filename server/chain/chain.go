@@ -93,8 +93,18 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 	if req.State == nil {
 		req.State = map[string]any{} // no size hint: storage comes with the first value, if any
 	}
-	c.prepare()
+	slots := c.prepare()
+	if len(c.Steps) == 0 {
+		var none merger
+		return Outcome{Response: none.response()}
+	}
+	// The first step's slot is taken here, so a step at its bound denies at once,
+	// without a goroutine; the run's goroutine takes the others' as it goes.
+	if err := slots[0].reserve(); err != nil {
+		return failed(c.Steps[0], err)
+	}
 	r := newRun(ctx, c, req)
+	r.inStep = true
 	go r.run()
 	select {
 	case out := <-r.done:
@@ -110,7 +120,9 @@ func (r *run) steps() Outcome {
 	c := r.chain
 	var merged merger
 	for i, s := range c.Steps {
-		if err := r.ctx.Err(); err != nil {
+		if err := r.ctx.Err(); i > 0 && err != nil {
+			// Past the deadline no further step starts (step 0 holds its slot
+			// already: it is called, with its context done, and gives it back).
 			return failed(s, fmt.Errorf("%s: %w", s.Name(), err))
 		}
 		resp, err, ok := r.call(i)

@@ -60,23 +60,25 @@ func (r *run) giveUp(err error) Outcome {
 	return failed(s, fmt.Errorf("%s: %w", s.Name(), err))
 }
 
-// call runs step i holding a slot of its budget, turning a panic or a nil response
-// into an error. ok is false when the caller gave up on the run, before or during the
+// call runs step i holding a slot of its budget (step 0's taken by Run), turning a
+// panic or a nil response into an error. ok is false when the caller gave up on the run, before or during the
 // call: the run must stop.
 func (r *run) call(i int) (resp *pluginapi.AuthorizationResponse, err error, ok bool) {
 	s, b := r.chain.Steps[i], r.chain.slots[i]
-	r.mu.Lock()
-	if r.gaveUp {
+	if i > 0 { // step 0's slot was taken by Run, which started this goroutine to call it
+		r.mu.Lock()
+		if r.gaveUp {
+			r.mu.Unlock()
+			return nil, nil, false
+		}
+		r.step = i
+		if err := b.reserve(); err != nil {
+			r.mu.Unlock()
+			return nil, err, true
+		}
+		r.inStep = true
 		r.mu.Unlock()
-		return nil, nil, false
 	}
-	r.step = i
-	if err := b.reserve(); err != nil {
-		r.mu.Unlock()
-		return nil, err, true
-	}
-	r.inStep = true
-	r.mu.Unlock()
 
 	resp, err = invoke(r.ctx, s, r.req)
 
