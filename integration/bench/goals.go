@@ -16,8 +16,10 @@ const (
 	allocsTarget    = 20   // allocations per Check beyond decoding, in process
 	cookieTarget    = 1.2  // OIDC step, cookie session: CPU per Check
 	redisTarget     = 1.3  // OIDC step, Redis session: CPU per Check, redis-server's included
-	allocsWireBench = "Check/allow/wire"
-	allocsDecode    = "Check/decode"
+	allocsWireBench = "BenchmarkCheck/allow/wire"
+	allocsDecode    = "BenchmarkCheck/decode"
+	chainOneBench   = "BenchmarkChain/allow"
+	chainThreeBench = "BenchmarkChain/chain3"
 )
 
 // goal is one target and what a run measured against it.
@@ -54,7 +56,12 @@ func (r *report) goals() []goal {
 		}
 	}
 	if rs := stepCosts(r.Runs); len(rs) > 0 {
-		gs = append(gs, goal{What: "chain3: CPU of each step after the first ((chain3 − allow) ÷ 2)", Target: stepTarget, Unit: "µs", Rounds: rs})
+		gs = append(gs, goal{What: "under load: CPU of each step after the first, (chain3 ÷ bare − allow ÷ bare) × bare(allow) ÷ 2",
+			Target: stepTarget, Unit: "µs", Rounds: rs})
+	}
+	if us, ok := inProcessStepCost(r.GoBench); ok {
+		gs = append(gs, goal{What: "in process: each step after the first, (" + chainThreeBench + " − " + chainOneBench + ") ÷ 2",
+			Target: stepTarget, Unit: "µs", Rounds: []float64{us}})
 	}
 	if n, ok := allocsBeyondDecoding(r.GoBench); ok {
 		gs = append(gs, goal{What: "in process: allocations per Check beyond decoding (" + allocsWireBench + " − " + allocsDecode + ")",
@@ -86,8 +93,18 @@ func (r *report) goals() []goal {
 }
 
 // roundRatios is, for each round that loaded both servers with load, gatehouse's
-// figure over the bare server's.
+// figure over the bare server's, in round order.
 func roundRatios(runs []measurement, load string, figure func(measurement) float64) []float64 {
+	byRound := ratiosByRound(runs, load, figure)
+	out := make([]float64, 0, len(byRound))
+	for _, round := range sortedKeys(byRound) {
+		out = append(out, byRound[round])
+	}
+	return out
+}
+
+// ratiosByRound is roundRatios by round number.
+func ratiosByRound(runs []measurement, load string, figure func(measurement) float64) map[int]float64 {
 	byRound := map[int]map[string]measurement{}
 	for _, m := range runs {
 		if m.Path != load {
@@ -98,51 +115,64 @@ func roundRatios(runs []measurement, load string, figure func(measurement) float
 		}
 		byRound[m.Round][m.Server] = m
 	}
-	var out []float64
-	for _, round := range sortedKeys(byRound) {
-		bare, okB := byRound[round]["bare"]
-		gh, okG := byRound[round]["gatehouse"]
+	out := map[int]float64{}
+	for round, ms := range byRound {
+		bare, okB := ms["bare"]
+		gh, okG := ms["gatehouse"]
 		if okB && okG && figure(bare) > 0 {
-			out = append(out, figure(gh)/figure(bare))
+			out[round] = figure(gh) / figure(bare)
 		}
 	}
 	return out
 }
 
-// stepCosts is, per round, what each of the two steps after the first costs:
-// gatehouse's CPU per Check through three steps less through one, halved.
+// stepCosts is, per round, what each of the two steps after the first costs under
+// load. Taking the difference of gatehouse's own figures would carry the drift of
+// the machine between the two runs (it moves the figures by more than a step costs);
+// each ratio is against the bare server run next to it, so the drift cancels:
+// (chain3 ÷ its bare − allow ÷ its bare) × the bare figure of allow, halved.
 func stepCosts(runs []measurement) []float64 {
-	one, three := map[int]time.Duration{}, map[int]time.Duration{}
+	cpu := func(m measurement) float64 { return float64(m.CPUPerCheck) }
+	one, three := ratiosByRound(runs, "allow", cpu), ratiosByRound(runs, "chain3", cpu)
+	bare := map[int]time.Duration{}
 	for _, m := range runs {
-		switch {
-		case m.Server != "gatehouse":
-		case m.Path == "allow":
-			one[m.Round] = m.CPUPerCheck
-		case m.Path == "chain3":
-			three[m.Round] = m.CPUPerCheck
+		if m.Server == "bare" && m.Path == "allow" {
+			bare[m.Round] = m.CPUPerCheck
 		}
 	}
 	var out []float64
 	for _, round := range sortedKeys(three) {
-		if c1, ok := one[round]; ok {
-			out = append(out, micros(three[round]-c1)/2)
+		if r1, ok := one[round]; ok {
+			out = append(out, (three[round]-r1)*micros(bare[round])/2)
 		}
 	}
 	return out
 }
 
-// allocsBeyondDecoding is the wire Check's allocations less the decoding's.
-func allocsBeyondDecoding(bs []goBench) (float64, bool) {
-	var wire, decode *goBench
-	for i := range bs {
-		switch bs[i].Name {
-		case allocsWireBench:
-			wire = &bs[i]
-		case allocsDecode:
-			decode = &bs[i]
+// inProcessStepCost is what each step after the first of BenchmarkChain costs, in µs.
+func inProcessStepCost(bs []goBench) (float64, bool) {
+	one, okOne := findGoBench(bs, chainOneBench)
+	three, okThree := findGoBench(bs, chainThreeBench)
+	if !okOne || !okThree {
+		return 0, false
+	}
+	return (three.NsPerOp - one.NsPerOp) / 2 / 1000, true
+}
+
+func findGoBench(bs []goBench, name string) (goBench, bool) {
+	for _, b := range bs {
+		if b.Name == name {
+			return b, true
 		}
 	}
-	if wire == nil || decode == nil {
+	return goBench{}, false
+}
+
+// allocsBeyondDecoding is the wire Check's allocations less the decoding's.
+func allocsBeyondDecoding(bs []goBench) (float64, bool) {
+	wire, okW := findGoBench(bs, allocsWireBench)
+	decode, okD := findGoBench(bs, allocsDecode)
+	if !okW || !okD {
 		return 0, false
 	}
 	return float64(wire.AllocsPerOp - decode.AllocsPerOp), true

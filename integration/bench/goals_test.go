@@ -19,18 +19,23 @@ func TestGoals(t *testing.T) {
 			// Round 2 is the outlier: the median of per-round ratios ignores it.
 			m(1, "bare", "allow", 30*us, 0), m(1, "gatehouse", "allow", 33*us, 0),
 			m(2, "gatehouse", "allow", 45*us, 0), m(2, "bare", "allow", 30*us, 0),
-			m(3, "bare", "allow", 32*us, 0), m(3, "gatehouse", "allow", 35200*time.Nanosecond, 0),
+			m(3, "bare", "allow", 40*us, 0), m(3, "gatehouse", "allow", 44*us, 0),
 			m(1, "bare", "deny", 30*us, 0), m(1, "gatehouse", "deny", 36*us, 0),
+			// chain3 against its own bare run: the machine was slower in round 3
+			// (bare 40 → 50), which the per-step estimate must not count.
 			m(1, "bare", "chain3", 30*us, 0), m(1, "gatehouse", "chain3", 36*us, 0),
-			m(3, "gatehouse", "chain3", 36200*time.Nanosecond, 0),
+			m(3, "bare", "chain3", 50*us, 0), m(3, "gatehouse", "chain3", 57.5*1000*time.Nanosecond, 0),
 			// a round without the bare server counts for no ratio
 			m(4, "gatehouse", "deny", 99*us, 0),
 		},
 		RateRuns: []measurement{
 			m(1, "bare", "allow", 0, 2*time.Millisecond), m(1, "gatehouse", "allow", 0, 3*time.Millisecond),
 		},
-		Rate:    7000,
-		GoBench: []goBench{{Name: "Check/allow/wire", AllocsPerOp: 118}, {Name: "Check/decode", AllocsPerOp: 98}},
+		Rate: 7000,
+		GoBench: []goBench{
+			{Name: "BenchmarkCheck/allow/wire", AllocsPerOp: 118}, {Name: "BenchmarkCheck/decode", AllocsPerOp: 98},
+			{Name: "BenchmarkChain/allow", NsPerOp: 2900}, {Name: "BenchmarkChain/chain3", NsPerOp: 5100},
+		},
 	}
 	type row struct {
 		Rounds []float64
@@ -43,9 +48,11 @@ func TestGoals(t *testing.T) {
 	want := []row{
 		{Rounds: []float64{1.1, 1.5, 1.1}, Met: true}, // allow: median 1.10
 		{Rounds: []float64{1.2}, Met: false},          // deny
-		{Rounds: []float64{1.5, 0.5}, Met: true},      // chain3: (36-33)/2, (36.2-35.2)/2; median 1.0 µs
-		{Rounds: []float64{20}, Met: true},            // allocations: exactly the target
-		{Rounds: []float64{1.5}, Met: false},          // p99 at the fixed rate
+		// per step under load: round 1 (1.2 - 1.1) × 30 / 2, round 3 (1.15 - 1.1) × 40 / 2
+		{Rounds: []float64{1.5, 1.0}, Met: false}, // median 1.25 µs
+		{Rounds: []float64{1.1}, Met: false},      // in process: (5100 - 2900) / 2 ns
+		{Rounds: []float64{20}, Met: true},        // allocations: exactly the target
+		{Rounds: []float64{1.5}, Met: false},      // p99 at the fixed rate
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("goals() mismatch (-want +got):\n%s", diff)

@@ -12,9 +12,10 @@ import (
 // goBenchPackages hold the in-process benchmarks of the plugin section.
 var goBenchPackages = []string{"./server/chain", "./server"}
 
-// The OIDC section's in-process benchmark: Authorize with a valid session.
+// The OIDC section's in-process benchmarks: Authorize with a valid session, and the
+// session stores' Load alone (cookie; Redis without and with the client-side cache).
 const (
-	oidcGoBench        = "BenchmarkAuthorizeValidSession"
+	oidcGoBench        = "BenchmarkAuthorizeValidSession|BenchmarkSessionLoad"
 	oidcGoBenchPackage = "./server/oidc"
 )
 

@@ -67,9 +67,10 @@ func (r *report) oidcMarkdown() string {
 	b.WriteString("\n")
 	writeEveryRun(&b, o.Runs, "session", o.Companions)
 	if len(o.GoBench) > 0 {
-		fmt.Fprintf(&b, "**In process.** `go test -run '^$' -bench %s -benchmem %s`: `Step.Authorize` with a valid session "+
+		fmt.Fprintf(&b, "**In process.** `go test -run '^$' -bench '%s' -benchmem %s`: `Step.Authorize` with a valid session "+
 			"against a fake provider (the cookie mode needs nothing else; the Redis mode a real redis-server), without "+
-			"the chain or gRPC.\n\n", oidcGoBench, oidcGoBenchPackage)
+			"the chain or gRPC, and `SessionLoad`, a store's Load of a session it has seen (cookie; Redis without and "+
+			"with the client-side cache).\n\n", oidcGoBench, oidcGoBenchPackage)
 		b.WriteString("| benchmark | ns/op | B/op | allocs/op |\n|---|---:|---:|---:|\n")
 		for _, g := range o.GoBench {
 			fmt.Fprintf(&b, "| %s | %.0f | %d | %d |\n", g.Name, g.NsPerOp, g.BytesPerOp, g.AllocsPerOp)
