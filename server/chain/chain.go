@@ -143,6 +143,8 @@ func (r *run) steps() Outcome {
 			return Outcome{Response: resp, Step: s.Name()}
 		}
 		if i == len(c.Steps)-1 && merged.adopt(resp) {
+			// Run's contract holds all the same: req.Headers shows the allow's sets.
+			adoptInto(r.req, resp)
 			return Outcome{Response: resp}
 		}
 		merged.apply(r.req, resp)

@@ -333,13 +333,19 @@ func TestMergedAllow(t *testing.T) {
 			// Without the probe the steps' last allow is the chain's last, which Run
 			// takes as the answer as it is when nothing was merged before it and a
 			// merge would only copy it: the answer must be the same either way.
-			headers = maps.Clone(tt.headers)
-			out = (&chain.Chain{Steps: steps[:len(steps)-1]}).Run(context.Background(), &pluginapi.AuthorizationRequest{Headers: headers})
+			req := &pluginapi.AuthorizationRequest{Headers: maps.Clone(tt.headers)}
+			out = (&chain.Chain{Steps: steps[:len(steps)-1]}).Run(context.Background(), req)
 			if out.Err != nil {
 				t.Fatalf("Run without the probe: %v", out.Err)
 			}
 			if diff := cmp.Diff(tt.want, out.Response, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("response without the probe step (-want +got):\n%s", diff)
+			}
+			// Regression: the adopted answer skipped updating req.Headers, which Run
+			// promises (the OIDC front of the integration tests read the client's
+			// forged x-id-token from it).
+			if diff := cmp.Diff(tt.wantHeaders, req.Headers, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("request headers after the chain without the probe step (-want +got):\n%s", diff)
 			}
 		})
 	}

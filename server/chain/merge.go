@@ -98,6 +98,20 @@ func (m *merger) adopt(resp *pluginapi.AuthorizationResponse) bool {
 	return true
 }
 
+// adoptInto makes an adopted response's sets visible in req.Headers, as apply would
+// (adopt allows nothing but lower-case sets).
+func adoptInto(req *pluginapi.AuthorizationRequest, resp *pluginapi.AuthorizationResponse) {
+	if len(resp.RequestHeaders) == 0 {
+		return
+	}
+	if req.Headers == nil {
+		req.Headers = make(map[string]string, len(resp.RequestHeaders))
+	}
+	for k, v := range resp.RequestHeaders {
+		req.Headers[k] = v
+	}
+}
+
 // isLower reports whether s has no upper-case ASCII letter.
 func isLower(s string) bool {
 	for i := 0; i < len(s); i++ {
