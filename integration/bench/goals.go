@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -178,14 +179,7 @@ func allocsBeyondDecoding(bs []goBench) (float64, bool) {
 	return float64(wire.AllocsPerOp - decode.AllocsPerOp), true
 }
 
-func sortedKeys[V any](m map[int]V) []int {
-	keys := make([]int, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
+func sortedKeys[V any](m map[int]V) []int { return slices.Sorted(maps.Keys(m)) }
 
 // writeGoals renders gs as the table make bench opens with: each goal, every round,
 // the median and whether it is met.

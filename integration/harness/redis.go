@@ -53,17 +53,27 @@ func (r *Redis) Stop() { r.p.stop() }
 // Do sends one command and returns the first line of the reply, such as "+PONG",
 // ":1" or "$-1" for a missing key.
 func (r *Redis) Do(args ...string) (string, error) {
+	var line string
+	err := r.exchange(args, func(br *bufio.Reader) (err error) {
+		line, err = br.ReadString('\n')
+		line = strings.TrimRight(line, "\r\n")
+		return err
+	})
+	return line, err
+}
+
+// exchange sends one command on a connection of its own and lets read take the reply.
+func (r *Redis) exchange(args []string, read func(*bufio.Reader) error) error {
 	c, err := net.DialTimeout("tcp", r.Addr, time.Second)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(2 * time.Second))
 	if _, err := c.Write([]byte(command(args))); err != nil {
-		return "", err
+		return err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
-	return strings.TrimRight(line, "\r\n"), err
+	return read(bufio.NewReader(c))
 }
 
 // Exists reports whether key is set.
@@ -79,33 +89,28 @@ func (r *Redis) Exists(t testing.TB, key string) bool {
 // Bulk sends one command whose reply is a bulk string (INFO, CLUSTER INFO, CLUSTER
 // NODES, GET) and returns that string; a nil reply is "".
 func (r *Redis) Bulk(args ...string) (string, error) {
-	c, err := net.DialTimeout("tcp", r.Addr, time.Second)
-	if err != nil {
-		return "", err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Write([]byte(command(args))); err != nil {
-		return "", err
-	}
-	br := bufio.NewReader(c)
-	line, err := br.ReadString('\n')
-	if err != nil {
-		return "", err
-	}
-	line = strings.TrimRight(line, "\r\n")
-	n, err := strconv.Atoi(strings.TrimPrefix(line, "$"))
-	switch {
-	case !strings.HasPrefix(line, "$") || err != nil:
-		return "", fmt.Errorf("harness: redis %s answered %q, not a bulk string", args[0], line)
-	case n < 0:
-		return "", nil
-	}
-	b := make([]byte, n+2)
-	if _, err := io.ReadFull(br, b); err != nil {
-		return "", err
-	}
-	return string(b[:n]), nil
+	var bulk string
+	err := r.exchange(args, func(br *bufio.Reader) error {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		n, err := strconv.Atoi(strings.TrimPrefix(line, "$"))
+		switch {
+		case !strings.HasPrefix(line, "$") || err != nil:
+			return fmt.Errorf("harness: redis %s answered %q, not a bulk string", args[0], line)
+		case n < 0:
+			return nil
+		}
+		b := make([]byte, n+2)
+		if _, err := io.ReadFull(br, b); err != nil {
+			return err
+		}
+		bulk = string(b[:n])
+		return nil
+	})
+	return bulk, err
 }
 
 // CommandCalls is how many times the server ran cmd (lower case, as INFO
