@@ -82,7 +82,9 @@ func (a *Authorizer) check(ctx context.Context, req *authv3.CheckRequest, raw []
 		}
 		a.metrics.observe(id, outcomeDenied)
 	}
-	return checkResponse(out.Response), nil
+	resp := checkResponse(out.Response) // copies the headers out of out.Response
+	out.Release()
+	return resp, nil
 }
 
 func (a *Authorizer) logFailure(id, requestID string, out chain.Outcome) {

@@ -73,6 +73,19 @@ type Outcome struct {
 	Step string
 	// Err is set when a step failed technically; Response is then a 500 deny.
 	Err error
+
+	run *run // set when Response is the run's merged allow, until Release
+}
+
+// Release lets the next Run reuse what a merged allow is made of. Call it once the
+// Response was read and nothing refers to its maps any more (the server does, after
+// turning it into Envoy's answer); the Response must not be used after. An outcome
+// never released is simply not reused.
+func (o *Outcome) Release() {
+	if o.run != nil {
+		o.run.free()
+		o.run = nil
+	}
 }
 
 // Run runs the chain on req, whose Headers it updates as steps add headers.
@@ -95,8 +108,7 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 	}
 	slots := c.prepare()
 	if len(c.Steps) == 0 {
-		var none merger
-		return Outcome{Response: none.response()}
+		return Outcome{Response: pluginapi.Allow()}
 	}
 	// The first step's slot is taken here, so a step at its bound denies at once,
 	// without a goroutine; the run's goroutine takes the others' as it goes.
@@ -105,10 +117,12 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 	}
 	r := newRun(ctx, c, req)
 	r.inStep = true
-	go r.run()
+	start(r)
 	select {
 	case out := <-r.done:
-		r.free() // the goroutine's send was its last use of r
+		if out.run == nil { // else the merged allow is still r's, until released
+			r.free() // the goroutine's send was its last use of r
+		}
 		return out
 	case <-ctx.Done():
 		return r.giveUp(ctx.Err())
@@ -118,7 +132,7 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 // steps runs the steps in order, on the run's goroutine, and returns the outcome.
 func (r *run) steps() Outcome {
 	c := r.chain
-	var merged merger
+	merged := &r.merged
 	for i, s := range c.Steps {
 		if err := r.ctx.Err(); i > 0 && err != nil {
 			// Past the deadline no further step starts (step 0 holds its slot
@@ -149,7 +163,8 @@ func (r *run) steps() Outcome {
 		}
 		merged.apply(r.req, resp)
 	}
-	return Outcome{Response: merged.response()}
+	merged.into(&r.resp)
+	return Outcome{Response: &r.resp, run: r}
 }
 
 // failed is the 500 deny of a step that failed technically.

@@ -21,7 +21,7 @@ func (m *merger) apply(req *pluginapi.AuthorizationRequest, resp *pluginapi.Auth
 		req.Headers = make(map[string]string)
 	}
 	for _, k := range resp.RemoveRequestHeaders {
-		k = strings.ToLower(k)
+		k = lower(k)
 		delete(req.Headers, k)
 		delete(m.set, k)
 		delete(m.appended, k)
@@ -30,14 +30,14 @@ func (m *merger) apply(req *pluginapi.AuthorizationRequest, resp *pluginapi.Auth
 		}
 	}
 	for k, v := range resp.RequestHeaders {
-		k = strings.ToLower(k)
+		k = lower(k)
 		req.Headers[k] = v
 		m.set = put(m.set, k, v)
 		delete(m.appended, k)
 		m.unremove(k)
 	}
 	for k, v := range resp.AppendRequestHeaders {
-		k = strings.ToLower(k)
+		k = lower(k)
 		if old, ok := req.Headers[k]; ok && old != "" {
 			req.Headers[k] = old + "," + v
 		} else {
@@ -60,13 +60,13 @@ func (m *merger) apply(req *pluginapi.AuthorizationRequest, resp *pluginapi.Auth
 		}
 	}
 	for k, v := range resp.ResponseHeaders {
-		m.respHeaders = put(m.respHeaders, strings.ToLower(k), v)
+		m.respHeaders = put(m.respHeaders, lower(k), v)
 	}
 	for k, vs := range resp.ResponseHeaderValues {
 		if m.respValues == nil {
 			m.respValues = make(map[string][]string, len(resp.ResponseHeaderValues))
 		}
-		k = strings.ToLower(k)
+		k = lower(k)
 		m.respValues[k] = append(m.respValues[k], vs...)
 	}
 }
@@ -112,6 +112,15 @@ func adoptInto(req *pluginapi.AuthorizationRequest, resp *pluginapi.Authorizatio
 	}
 }
 
+// lower is strings.ToLower with a cheaper path for names already lower case, as
+// nearly every name a plugin sets is.
+func lower(s string) string {
+	if isLower(s) {
+		return s
+	}
+	return strings.ToLower(s)
+}
+
 // isLower reports whether s has no upper-case ASCII letter.
 func isLower(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -140,15 +149,33 @@ func (m *merger) unremove(k string) {
 	}
 }
 
-func (m *merger) response() *pluginapi.AuthorizationResponse {
-	return &pluginapi.AuthorizationResponse{
-		Allowed:              true,
-		RequestHeaders:       m.set,
-		AppendRequestHeaders: m.appended,
-		RemoveRequestHeaders: m.removed,
-		ResponseHeaders:      m.respHeaders,
-		ResponseHeaderValues: m.respValues,
+// into makes r the merged allow; r shares the merger's maps until reset.
+func (m *merger) into(r *pluginapi.AuthorizationResponse) {
+	*r = pluginapi.AuthorizationResponse{Allowed: true}
+	if len(m.set) > 0 {
+		r.RequestHeaders = m.set
 	}
+	if len(m.appended) > 0 {
+		r.AppendRequestHeaders = m.appended
+	}
+	r.RemoveRequestHeaders = m.removed
+	if len(m.respHeaders) > 0 {
+		r.ResponseHeaders = m.respHeaders
+	}
+	if len(m.respValues) > 0 {
+		r.ResponseHeaderValues = m.respValues
+	}
+}
+
+// reset empties m for another run, keeping its maps' storage. removed is dropped, not
+// reused: the server's answer keeps that slice as it is (HeadersToRemove) until gRPC
+// has sent it, after the outcome was released.
+func (m *merger) reset() {
+	clear(m.set)
+	clear(m.appended)
+	clear(m.respHeaders)
+	clear(m.respValues)
+	m.removed = nil
 }
 
 func put(m map[string]string, k, v string) map[string]string {
