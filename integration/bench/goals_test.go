@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,37 @@ func TestWriteGoals(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("writeGoals() has no line %q:\n%s", want, b.String())
 		}
+	}
+}
+
+func TestInProcessStepCostPrefersCPUTime(t *testing.T) {
+	tests := []struct {
+		name     string
+		bs       []goBench
+		want     float64
+		wantUnit string
+		wantOK   bool
+	}{
+		{
+			name: "CPU time reported by both",
+			bs: []goBench{{Name: "BenchmarkChain/allow", NsPerOp: 2900, CPUNsPerOp: 2500},
+				{Name: "BenchmarkChain/chain3", NsPerOp: 5100, CPUNsPerOp: 4300}},
+			want: 0.9, wantUnit: "CPU time per op", wantOK: true,
+		},
+		{
+			name: "CPU time missing on one falls back to time per op",
+			bs: []goBench{{Name: "BenchmarkChain/allow", NsPerOp: 2900, CPUNsPerOp: 2500},
+				{Name: "BenchmarkChain/chain3", NsPerOp: 5100}},
+			want: 1.1, wantUnit: "time per op", wantOK: true,
+		},
+		{name: "chain3 missing", bs: []goBench{{Name: "BenchmarkChain/allow", NsPerOp: 2900}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, unit, ok := inProcessStepCost(tt.bs)
+			if ok != tt.wantOK || unit != tt.wantUnit || math.Abs(got-tt.want) > 1e-9 {
+				t.Errorf("inProcessStepCost = %v, %q, %v; want %v, %q, %v", got, unit, ok, tt.want, tt.wantUnit, tt.wantOK)
+			}
+		})
 	}
 }

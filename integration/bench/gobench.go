@@ -26,6 +26,9 @@ type goBench struct {
 	NsPerOp     float64
 	BytesPerOp  int64
 	AllocsPerOp int64
+	// CPUNsPerOp is the process's CPU time per op, GC included, when the benchmark
+	// reports it ("cpu-ns/op"); 0 when it does not.
+	CPUNsPerOp float64
 }
 
 // runGoBenchmarks runs the benchmarks of pkgs that match pattern once and parses the
@@ -51,7 +54,8 @@ func parseGoBench(out string) []goBench {
 		bytes, okB := l.Metrics["B/op"]
 		allocs, okA := l.Metrics["allocs/op"]
 		if okNs && okB && okA {
-			bs = append(bs, goBench{Package: l.Package, Name: l.Name, NsPerOp: ns, BytesPerOp: int64(bytes), AllocsPerOp: int64(allocs)})
+			bs = append(bs, goBench{Package: l.Package, Name: l.Name, NsPerOp: ns, BytesPerOp: int64(bytes), AllocsPerOp: int64(allocs),
+				CPUNsPerOp: l.Metrics["cpu-ns/op"]})
 		}
 	}
 	return bs
