@@ -85,23 +85,32 @@ func CheckResponse(resp *pluginapi.AuthorizationResponse, allowed map[string]boo
 
 func checkHeader(field, name, value string, allowed map[string]bool) error {
 	bad := func(reason string) error { return &HeaderError{Field: field, Name: name, Reason: reason} }
+	ok, upper := token(name)
 	switch {
 	case name == "":
 		return bad("empty name")
 	case name[0] == ':':
 		return bad("pseudo-headers are Envoy's; a step cannot set or remove them")
-	case !isToken(name):
+	case !ok:
 		return bad("the name is not an RFC 9110 token (letters, digits and !#$%&'*+-.^_`|~ only)")
 	}
-	if lower := strings.ToLower(name); hopByHop[lower] && !allowed[lower] {
+	lower := name
+	if upper {
+		lower = strings.ToLower(name)
+	}
+	if hopByHop[lower] && !allowed[lower] {
 		return bad("a hop-by-hop or host header; a step cannot set or remove it unless the chain allows it")
 	}
+	ascii := true
 	for i := 0; i < len(value); i++ {
-		if c := value[i]; c < 0x20 && c != '\t' || c == 0x7f {
+		switch c := value[i]; {
+		case c < 0x20 && c != '\t' || c == 0x7f:
 			return bad(fmt.Sprintf("the value has a control byte (such as CR, LF or NUL) at offset %d", i))
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
-	if !utf8.ValidString(value) {
+	if !ascii && !utf8.ValidString(value) {
 		// HTTP allows such bytes (obs-text), but ext_authz carries values back to Envoy
 		// in proto strings, which must be UTF-8: the answer could not be sent at all.
 		return bad("the value is not valid UTF-8, which ext_authz cannot carry back to Envoy")
@@ -109,16 +118,24 @@ func checkHeader(field, name, value string, allowed map[string]bool) error {
 	return nil
 }
 
-// isToken reports whether s is an RFC 9110 token.
-func isToken(s string) bool {
+// tokenBytes are the bytes of an RFC 9110 token: letters, digits and !#$%&'*+-.^_`|~.
+var tokenBytes = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
+			strings.IndexByte("!#$%&'*+-.^_`|~", byte(c)) >= 0
+	}
+	return t
+}()
+
+// token reports whether s is an RFC 9110 token, and whether it has an upper-case
+// letter (names are nearly always lower case already; one pass tells both).
+func token(s string) (ok, upper bool) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
+		if !tokenBytes[c] {
+			return false, upper
 		}
+		upper = upper || 'A' <= c && c <= 'Z'
 	}
-	return true
+	return true, upper
 }
