@@ -96,6 +96,9 @@ func (s *Set) Add(data []byte, source string) error {
 	if err := checkSize(source, int64(len(data))); err != nil {
 		return err
 	}
+	if doc := fastDocument(data); doc != nil {
+		return errors.Join(s.addDocument(doc, source)...)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var errs []error
 	for doc := 1; ; doc++ {
@@ -108,13 +111,20 @@ func (s *Set) Add(data []byte, source string) error {
 			errs = append(errs, syntaxError(data, source, doc, err))
 			break
 		}
-		before := s.counts()
-		for _, e := range s.addNode(&node) {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", source, e.line, e.err))
-		}
-		s.noteOrigins(before, source, contentLine(&node))
+		errs = append(errs, s.addDocument(&node, source)...)
 	}
 	return errors.Join(errs...)
+}
+
+// addDocument adds the resource of one parsed document to s, or returns its problems.
+func (s *Set) addDocument(doc *yaml.Node, source string) []error {
+	var errs []error
+	before := s.counts()
+	for _, e := range s.addNode(doc) {
+		errs = append(errs, fmt.Errorf("%s:%d: %w", source, e.line, e.err))
+	}
+	s.noteOrigins(before, source, contentLine(doc))
+	return errs
 }
 
 // contentLine is the line a document's content starts on. The document node's own

@@ -1,0 +1,238 @@
+package v1
+
+import (
+	"bytes"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// fastDocument parses data as one YAML document when it is written in the plain
+// subset resource files are written in: block mappings and sequences indented with
+// spaces, one-line flow collections, plain and simple quoted scalars, comments. It
+// returns the same node tree as yaml.v3 (TestFastDocumentIsYAMLv3 and
+// FuzzFastDocument hold it to that, comments aside, which nothing reads), or nil for
+// anything else, which yaml.v3 then parses (and reports, when it is wrong).
+//
+// Why: the control plane reads tens of thousands of such files at start, and
+// yaml.v3's general parser was half of the time it took to decode them.
+func fastDocument(data []byte) *yaml.Node {
+	for _, c := range data {
+		// ASCII without tabs or CR: columns are bytes and indentation is spaces.
+		if c != '\n' && (c < ' ' || c > '~') {
+			return nil
+		}
+	}
+	p := fastParser{lines: bytes.Split(data, []byte("\n"))}
+	doc := &yaml.Node{Kind: yaml.DocumentNode}
+	p.skipBlank()
+	if p.i < len(p.lines) && string(p.lines[p.i]) == "---" {
+		doc.Line, doc.Column = p.i+1, 1
+		p.i++
+		p.skipBlank()
+	}
+	if p.i == len(p.lines) || indent(p.lines[p.i]) != 0 || marker(p.lines[p.i]) {
+		return nil
+	}
+	if doc.Line == 0 {
+		doc.Line, doc.Column = p.i+1, 1
+	}
+	root := p.blockMapping(0)
+	if root == nil || p.i != len(p.lines) {
+		return nil
+	}
+	doc.Content = []*yaml.Node{root}
+	return doc
+}
+
+// maxKey bounds a key's length, colon included, well below the 1024 characters YAML
+// allows an implicit key.
+const maxKey = 512
+
+type fastParser struct {
+	lines [][]byte
+	i     int // the line being parsed
+}
+
+// skipBlank moves past empty and comment-only lines.
+func (p *fastParser) skipBlank() {
+	for p.i < len(p.lines) {
+		l := p.lines[p.i]
+		if n := indent(l); n < len(l) && l[n] != '#' {
+			return
+		}
+		p.i++
+	}
+}
+
+// next is the indentation of the next line with content, or -1 at the end. A document
+// marker ends the fast path (-2).
+func (p *fastParser) next() int {
+	p.skipBlank()
+	if p.i == len(p.lines) {
+		return -1
+	}
+	if marker(p.lines[p.i]) {
+		return -2
+	}
+	return indent(p.lines[p.i])
+}
+
+func marker(l []byte) bool {
+	return bytes.HasPrefix(l, []byte("---")) || bytes.HasPrefix(l, []byte("..."))
+}
+
+func indent(l []byte) int {
+	n := 0
+	for n < len(l) && l[n] == ' ' {
+		n++
+	}
+	return n
+}
+
+// blockMapping parses the mapping whose first key is at column col of the current line
+// (after "- " for a sequence item) and whose other keys are on lines indented by col.
+func (p *fastParser) blockMapping(col int) *yaml.Node {
+	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: p.i + 1, Column: col + 1}
+	for {
+		l := p.lines[p.i]
+		k, end := p.plain(l, col, false)
+		if k == nil || end == len(l) || l[end] != ':' || (end+1 < len(l) && l[end+1] != ' ') || end-col > maxKey {
+			return nil // not a simple key
+		}
+		v := p.value(l, end+1, col)
+		if v == nil {
+			return nil
+		}
+		m.Content = append(m.Content, k, v)
+		switch n := p.next(); {
+		case n == -2 || n > col:
+			return nil // a continuation line, or bad indentation
+		case n < col:
+			return m
+		}
+	}
+}
+
+// value parses a mapping value starting after the colon at pos on the current line;
+// col is the mapping's column.
+func (p *fastParser) value(l []byte, pos, col int) *yaml.Node {
+	pos = skipSpaces(l, pos)
+	if pos < len(l) && l[pos] != '#' {
+		v, end := p.inline(l, pos, false)
+		if v == nil || !restBlank(l, end) {
+			return nil
+		}
+		p.i++
+		return v
+	}
+	if pos < len(l) && l[pos-1] != ' ' {
+		return nil // "key:#..."
+	}
+	// Nothing after the colon: the value is the block below.
+	p.i++
+	n := p.next()
+	if n < 0 {
+		return nil // null value
+	}
+	nl := p.lines[p.i]
+	switch {
+	case n >= col && item(nl, n):
+		return p.blockSequence(n)
+	case n > col:
+		return p.blockMapping(n)
+	}
+	return nil
+}
+
+func item(l []byte, n int) bool { return n+1 < len(l) && l[n] == '-' && l[n+1] == ' ' }
+
+// blockSequence parses the sequence whose items start with "- " at column col.
+func (p *fastParser) blockSequence(col int) *yaml.Node {
+	s := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: p.i + 1, Column: col + 1}
+	for {
+		l := p.lines[p.i]
+		pos := skipSpaces(l, col+2)
+		if pos == len(l) || l[pos] == '#' || l[pos] == '-' {
+			return nil // an item on the next lines, or a nested sequence
+		}
+		var v *yaml.Node
+		if k, end := p.plain(l, pos, false); k != nil && end < len(l) && l[end] == ':' && (end+1 == len(l) || l[end+1] == ' ') {
+			v = p.blockMapping(pos)
+		} else {
+			var end int
+			if v, end = p.inline(l, pos, false); v != nil && !restBlank(l, end) {
+				return nil
+			}
+			p.i++
+		}
+		if v == nil {
+			return nil
+		}
+		s.Content = append(s.Content, v)
+		switch n := p.next(); {
+		case n == -2 || n > col:
+			return nil
+		case n < col || !item(p.lines[p.i], n):
+			return s // the mapping holding the sequence goes on
+		}
+	}
+}
+
+// inline parses a scalar or a one-line flow collection at pos, returning it and where
+// it ends. flow is true inside a flow collection.
+func (p *fastParser) inline(l []byte, pos int, flow bool) (*yaml.Node, int) {
+	if pos >= len(l) {
+		return nil, 0
+	}
+	switch l[pos] {
+	case '[', '{':
+		return p.flow(l, pos)
+	case '\'', '"':
+		return p.quoted(l, pos)
+	}
+	return p.plain(l, pos, flow)
+}
+
+// flow parses [a, b] or {k: v, ...} closing on the same line.
+func (p *fastParser) flow(l []byte, pos int) (*yaml.Node, int) {
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: p.i + 1, Column: pos + 1}
+	closing := byte(']')
+	if l[pos] == '{' {
+		n.Kind, n.Tag, closing = yaml.MappingNode, "!!map", '}'
+	}
+	pos = skipSpaces(l, pos+1)
+	if pos < len(l) && l[pos] == closing {
+		return n, pos + 1
+	}
+	for pos < len(l) {
+		v, end := p.inline(l, pos, true)
+		if v == nil {
+			return nil, 0
+		}
+		pos = skipSpaces(l, end)
+		if n.Kind == yaml.MappingNode {
+			if pos+1 >= len(l) || l[pos] != ':' || l[pos+1] != ' ' || v.Kind != yaml.ScalarNode || v.Style != 0 || pos-v.Column+1 > maxKey {
+				return nil, 0 // only "plain-key: value" entries
+			}
+			k := v
+			if v, end = p.inline(l, skipSpaces(l, pos+1), true); v == nil {
+				return nil, 0
+			}
+			n.Content = append(n.Content, k)
+			pos = skipSpaces(l, end)
+		}
+		n.Content = append(n.Content, v)
+		switch {
+		case pos < len(l) && l[pos] == closing:
+			return n, pos + 1
+		case pos < len(l) && l[pos] == ',':
+			pos = skipSpaces(l, pos+1)
+			if pos < len(l) && (l[pos] == closing || l[pos] == ',') {
+				return nil, 0 // a trailing or empty entry
+			}
+		default:
+			return nil, 0
+		}
+	}
+	return nil, 0
+}
