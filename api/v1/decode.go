@@ -97,7 +97,7 @@ func (s *Set) Add(data []byte, source string) error {
 		return err
 	}
 	if doc := fastDocument(data); doc != nil {
-		return errors.Join(s.addDocument(doc, source)...)
+		return errors.Join(s.addDocument(doc, source, true)...)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var errs []error
@@ -111,16 +111,17 @@ func (s *Set) Add(data []byte, source string) error {
 			errs = append(errs, syntaxError(data, source, doc, err))
 			break
 		}
-		errs = append(errs, s.addDocument(&node, source)...)
+		errs = append(errs, s.addDocument(&node, source, false)...)
 	}
 	return errors.Join(errs...)
 }
 
 // addDocument adds the resource of one parsed document to s, or returns its problems.
-func (s *Set) addDocument(doc *yaml.Node, source string) []error {
+// fast says fastDocument parsed it.
+func (s *Set) addDocument(doc *yaml.Node, source string, fast bool) []error {
 	var errs []error
 	before := s.counts()
-	for _, e := range s.addNode(doc) {
+	for _, e := range s.addNode(doc, fast && !duplicateKeys(doc)) {
 		errs = append(errs, fmt.Errorf("%s:%d: %w", source, e.line, e.err))
 	}
 	s.noteOrigins(before, source, contentLine(doc))
@@ -144,15 +145,19 @@ type lineError struct {
 
 // addNode decodes one document into s. Everything wrong with the fields of a known
 // resource is returned, each at its own line; anything else at the document's line.
-func (s *Set) addNode(doc *yaml.Node) []lineError {
+// direct says the document may be decoded from its nodes (build): a fast-path document
+// without duplicate keys, which the generic decoding could not refuse.
+func (s *Set) addNode(doc *yaml.Node, direct bool) []lineError {
 	line := contentLine(doc)
 	at := func(err error) []lineError { return []lineError{{line: line, err: err}} }
 	var generic any
-	if err := doc.Decode(&generic); err != nil {
-		return at(err)
-	}
-	if generic == nil {
-		return nil // an empty document, as after a trailing "---"
+	if !direct {
+		if err := doc.Decode(&generic); err != nil {
+			return at(err)
+		}
+		if generic == nil {
+			return nil // an empty document, as after a trailing "---"
+		}
 	}
 	d := document{root: resolve(doc.Content[0]), generic: generic, line: line}
 	tm, err := typeMeta(d.root)
@@ -189,7 +194,7 @@ func (s *Set) addNode(doc *yaml.Node) []lineError {
 }
 
 // document is one YAML document, as nodes (for lines and field paths) and as the
-// generic value encoding/json decodes from.
+// generic value encoding/json decodes from (nil when it may be built from the nodes).
 type document struct {
 	root    *yaml.Node
 	generic any
@@ -239,22 +244,35 @@ func decodeInto[T any, P object[T]](d document, kind string, list *[]*T) []lineE
 		sort.SliceStable(errs, func(i, j int) bool { return errs[i].line < errs[j].line })
 		return errs
 	}
-	at := func(err error) []lineError { return []lineError{{line: d.line, err: fmt.Errorf("%s: %w", id, err)}} }
-	raw, err := json.Marshal(d.generic)
-	if err != nil {
-		return at(err)
-	}
 	v := P(new(T))
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return at(err)
+	if d.generic != nil || !build(d.root, reflect.ValueOf(v).Elem()) {
+		v = P(new(T)) // not what build may have set
+		if err := decodeJSON(d, v); err != nil {
+			return []lineError{{line: d.line, err: fmt.Errorf("%s: %w", id, err)}}
+		}
 	}
 	if md := v.Meta(); md.Namespace == "" {
 		md.Namespace = DefaultNamespace
 	}
 	*list = append(*list, (*T)(v))
 	return nil
+}
+
+// decodeJSON decodes d into v (a pointer) through JSON, strictly.
+func decodeJSON(d document, v any) error {
+	generic := d.generic
+	if generic == nil {
+		if err := d.root.Decode(&generic); err != nil {
+			return err
+		}
+	}
+	raw, err := json.Marshal(generic)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
 
 // identify names a resource in errors ("AuthConfig ns.name", or the kind alone when
