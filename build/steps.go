@@ -88,7 +88,7 @@ func (b *builder) buildList(ctx context.Context) ([]loader.Module, error) {
 // and renamed, so a running server's loaded copy is never overwritten in place.
 func (b *builder) compile(ctx context.Context, name string) (string, error) {
 	args, env := Flags(b.c)
-	files, err := b.files(ctx, args)
+	files, err := b.files()
 	if err != nil {
 		return "", err
 	}
@@ -111,36 +111,6 @@ func (b *builder) compile(ctx context.Context, name string) (string, error) {
 		return "", fmt.Errorf("plugin build: %w", err)
 	}
 	return final, nil
-}
-
-// files lists the .go files of the module's root package under the host's build tags.
-func (b *builder) files(ctx context.Context, buildArgs []string) ([]string, error) {
-	args := []string{"list"}
-	for _, a := range buildArgs {
-		if strings.HasPrefix(a, "-tags=") {
-			args = append(args, a)
-		}
-	}
-	args = append(args, "-f", "{{.Name}}|{{join .GoFiles \",\"}}|{{join .CgoFiles \",\"}}|{{len .SFiles}}{{len .CFiles}}{{len .CXXFiles}}", ".")
-	_, env := Flags(b.c)
-	out, err := b.output(ctx, b.dir, b.env(true, env...), args...)
-	if err != nil {
-		return nil, err
-	}
-	parts := strings.Split(strings.TrimSpace(string(out)), "|")
-	if len(parts) != 4 || parts[0] != "main" {
-		return nil, fmt.Errorf("plugin build: the package in %s is %q, not main; a plugin is a main package at the module root", b.dir, parts[0])
-	}
-	if parts[3] != "000" {
-		return nil, fmt.Errorf("plugin build: the package in %s has assembly or C files; only Go (and cgo) files can be built with a unique plugin path", b.dir)
-	}
-	var files []string
-	for _, list := range parts[1:3] {
-		if list != "" {
-			files = append(files, strings.Split(list, ",")...)
-		}
-	}
-	return files, nil
 }
 
 // env is the environment of every go command: the workspace holding Gatehouse for the
