@@ -77,9 +77,16 @@ func TestPluginTestCommandSurvivesMisbehaviour(t *testing.T) {
 		{Name: "crashes", Want: "allow", Got: "error"},
 		{Name: "fine after the crash", Want: "allow", Got: "allow", OK: true},
 	}
-	// The crash's reason names the child's exit; its exact words are the worker's.
-	if len(out.Cases) == len(want) && len(out.Cases[5].Problems) == 1 && strings.Contains(out.Cases[5].Problems[0], "died (it exited: exit status 2)") {
-		want[5].Problems = out.Cases[5].Problems
+	// The crash's reason names the child's exit and shows what the plugin printed: the
+	// panic on its own goroutine, with the plugin's file named as given, not a copy.
+	if len(out.Cases) == len(want) && len(out.Cases[5].Problems) == 1 {
+		p := out.Cases[5].Problems[0]
+		wantPrinted := "died (it exited: exit status 2); it printed:\npanic: misbehave: a panic on the plugin's own goroutine\n"
+		if strings.Contains(p, wantPrinted) && strings.Count(p, "\n") <= 13 {
+			want[5].Problems = out.Cases[5].Problems
+		} else {
+			t.Errorf("the crash's reason %q lacks %q, or is not bounded to 12 lines of output", p, wantPrinted)
+		}
 	}
 	if diff := cmp.Diff(want, out.Cases); diff != "" || out.OK {
 		t.Errorf("ok %v (want false); cases (-want +got):\n%s", out.OK, diff)
@@ -87,7 +94,7 @@ func TestPluginTestCommandSurvivesMisbehaviour(t *testing.T) {
 
 	// The table: one row per case, the reasons under it, and the count.
 	r = abiRun(t, "", nil, gatehouse, "plugin", "test", so, "--config", step, "--cases", casesFile, "--timeout", "300ms")
-	for _, line := range []string{"CASE", "panics: failed: panic: misbehave: asked to panic", "2 of 7 cases passed"} {
+	for _, line := range []string{"CASE", "panics: failed: panic: misbehave: asked to panic", "it printed:\n    panic: misbehave: a panic on the plugin's own goroutine", "2 of 7 cases passed"} {
 		if !strings.Contains(r.stdout, line) {
 			t.Errorf("the table lacks %q:\n%s", line, r.stdout)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -47,7 +48,8 @@ type Worker struct {
 	enc     *gob.Encoder // nil while the worker is down
 	pending map[uint64]chan workerResponse
 	nextID  uint64
-	down    error // why the worker is down
+	down    error  // why the worker is down
+	printed string // what the last worker that died printed, trimmed as a trial's output
 }
 
 // StartWorker starts the worker and waits until its service has started. An error is
@@ -83,6 +85,16 @@ func (w *Worker) Up() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.enc != nil
+}
+
+// Printed is what the last worker process that died printed (its stderr and stdout:
+// a panic's message and stack), trimmed and with the private copy's path replaced by
+// the display name, as a trial load's output is; "" if none died. `gatehouse plugin
+// test` shows it in the reason of the case that crashed the worker.
+func (w *Worker) Printed() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.printed
 }
 
 // Close stops the worker for good.
@@ -222,6 +234,10 @@ func (w *Worker) supervise(p *process) {
 			cause = fmt.Errorf("it used more than its memoryLimit of %d bytes and was killed", w.o.MemoryLimit)
 		default:
 		}
+		printed := trimOutput(p.out.String(), strings.NewReplacer(w.o.File, w.o.Display))
+		w.mu.Lock()
+		w.printed = printed
+		w.mu.Unlock()
 		w.markDown(cause)
 		if w.ctx.Err() != nil {
 			return

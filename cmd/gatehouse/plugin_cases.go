@@ -120,7 +120,8 @@ func printCases(w io.Writer, res []cases.Result, failed int) error {
 	var b strings.Builder
 	for _, r := range res {
 		for _, p := range r.Problems {
-			fmt.Fprintf(&b, "%s: %s\n", r.Name, p)
+			// A crash's reason carries what the plugin printed, over several lines.
+			fmt.Fprintf(&b, "%s: %s\n", r.Name, strings.ReplaceAll(p, "\n", "\n    "))
 		}
 	}
 	fmt.Fprintf(&b, "%d of %d cases passed\n", len(res)-failed, len(res))

@@ -133,6 +133,12 @@ func runOne(ctx context.Context, w *loader.Worker, c Case, timeout time.Duration
 		err = fmt.Errorf("Authorize did not return within %s (set --timeout to wait longer)", timeout)
 	case err == nil:
 		err = pluginhost.CheckResponse(resp, nil)
+	case !w.Up():
+		// The call crashed the worker: what it printed (a panic on a goroutine of
+		// the plugin's, with its stack) is the reason the author needs.
+		if printed := w.Printed(); printed != "" {
+			err = fmt.Errorf("%w; it printed:\n%s", err, printed)
+		}
 	}
 	problems := c.Want.Mismatches(resp, err)
 	got := "error" // the error itself is the problem listed
