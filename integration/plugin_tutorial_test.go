@@ -2,7 +2,6 @@ package integration_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,8 +18,9 @@ import (
 
 // The plugin author's loop, walked as the tutorial of docs/plugins.md shows it: every
 // console command of the tutorial runs in order (plugin new, make test, make build, make
-// verify, make cases, make image), must succeed and print the lines shown; then the
-// tutorial's Helm values render an init container for the image `make image` wrote.
+// verify, make cases, gatehouse dev --plugin-module with an edit and a broken edit, make
+// image), must succeed and print the lines shown; then the tutorial's Helm values render
+// an init container for the image `make image` wrote.
 func TestPluginTutorial(t *testing.T) {
 	gatehouse := testbin.Gatehouse(t)
 	root := testbin.Root(t)
@@ -46,38 +46,28 @@ func TestPluginTutorial(t *testing.T) {
 
 	// /home/me in the page is the author's working directory.
 	home := t.TempDir()
-	env := append(os.Environ(), "PATH="+filepath.Dir(gatehouse)+":"+os.Getenv("PATH"), "GATEHOUSE_SRC="+root)
-	cwd := home
+	env := []string{"PATH=" + filepath.Dir(gatehouse) + ":" + os.Getenv("PATH"), "GATEHOUSE_SRC=" + root}
+	sh := &tutorialShell{t: t, cwd: home, home: home, env: env}
 	var imageLine string
 	for _, s := range steps {
-		if dir, ok := strings.CutPrefix(s.Command, "cd "); ok {
-			cwd = filepath.Join(cwd, dir)
-			continue
-		}
-		cmd := exec.Command("bash", "-c", s.Command)
-		cmd.Dir, cmd.Env = cwd, env
-		out, err := cmd.CombinedOutput()
-		got := strings.ReplaceAll(string(out), home, "/home/me")
-		if err != nil {
-			t.Fatalf("$ %s: %v\n%s", s.Command, err, got)
-		}
-		if missing := missingLines(s.Output, got); missing != "" {
-			t.Errorf("$ %s: the output lacks the page's line %q (in order); it printed:\n%s", s.Command, missing, got)
-		}
+		got := sh.run(s)
 		for _, l := range strings.Split(got, "\n") {
 			if rest, ok := strings.CutPrefix(l, "image  "); ok {
 				imageLine = rest
 			}
 		}
 	}
+	if sh.dev == nil || !sh.dev.Exited() {
+		t.Error("the tutorial never started gatehouse dev in the background, or never stopped it")
+	}
 	if imageLine == "" {
 		t.Fatal("make image printed no image line")
 	}
-	if _, err := os.Stat(filepath.Join(cwd, "out/image/index.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(sh.cwd, "out/image/index.json")); err != nil {
 		t.Errorf("make image wrote no OCI layout: %v", err)
 	}
 
-	_, values, _ := strings.Cut(tutorial, "**6. Name the image in the Helm values.**")
+	_, values, _ := strings.Cut(tutorial, "**7. Name the image in the Helm values.**")
 	_, values, _ = strings.Cut(values, "```yaml\n")
 	values, _, _ = strings.Cut(values, "```\n")
 	if got := renderedPluginImage(t, values, "plugin-apikey"); got != imageLine {

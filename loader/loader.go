@@ -38,6 +38,11 @@ type Options struct {
 	// Opened, if set, is told every plugin content this process opens, and how many
 	// it has opened in all (LoadedVersions): none is ever unloaded.
 	Opened func(file, sha256 string, versions int)
+	// TrialPassed, if set, reports content (by sha256) that this process has already
+	// trial-loaded with symbol, in a child of this same binary: its trial load is not
+	// run again (the pre-flight still is). `gatehouse dev --plugin-module` checks each
+	// build before it publishes it into the folder its extauth loads from.
+	TrialPassed func(sha256, symbol string) bool
 	// Log reports the life of process-isolated workers (StartWorker).
 	Log zerolog.Logger
 }

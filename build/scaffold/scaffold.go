@@ -1,7 +1,7 @@
 // Package scaffold writes a new plugin module (`gatehouse plugin new`): go.mod pinned to
-// the host's build contract, the plugin, its unit tests, the step and request cases, a
-// Makefile for the author's loop and a Dockerfile for its image. The files are
-// templates embedded in the binary.
+// the host's build contract, the plugin, its unit tests, the step and request cases,
+// the resources `gatehouse dev --plugin-module` serves, a Makefile for the author's
+// loop and a Dockerfile for its image. The files are templates embedded in the binary.
 package scaffold
 
 import (
@@ -29,10 +29,12 @@ var files = map[string]string{
 	"main_test.go.tmpl": "main_test.go",
 	"step.yaml.tmpl":    "step.yaml",
 	"cases.yaml.tmpl":   "cases.yaml",
-	"Makefile.tmpl":     "Makefile",
-	"Dockerfile.tmpl":   "Dockerfile",
-	"gitignore.tmpl":    ".gitignore",
-	"dockerignore.tmpl": ".dockerignore",
+	// What `gatehouse dev --plugin-module .` serves: a route through the plugin's step.
+	"dev_resources.yaml.tmpl": "dev/gatehouse.yaml",
+	"Makefile.tmpl":           "Makefile",
+	"Dockerfile.tmpl":         "Dockerfile",
+	"gitignore.tmpl":          ".gitignore",
+	"dockerignore.tmpl":       ".dockerignore",
 }
 
 // Options say what to write.
@@ -91,6 +93,9 @@ func Write(o Options) (dir string, written []string, err error) {
 			return "", nil, err
 		}
 		path := filepath.Join(dir, files[tmpl])
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", written, err
+		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
 			return "", written, err
@@ -160,5 +165,5 @@ func render(name string, d data) ([]byte, error) {
 // sortedTemplates lists the templates in the order their files are printed.
 func sortedTemplates() []string {
 	return []string{"go.mod.tmpl", "main.go.tmpl", "main_test.go.tmpl", "step.yaml.tmpl", "cases.yaml.tmpl",
-		"Makefile.tmpl", "Dockerfile.tmpl", "gitignore.tmpl", "dockerignore.tmpl"}
+		"dev_resources.yaml.tmpl", "Makefile.tmpl", "Dockerfile.tmpl", "gitignore.tmpl", "dockerignore.tmpl"}
 }

@@ -7,8 +7,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"sigs.k8s.io/yaml"
 
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/build/scaffold"
+	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/examples"
 	"gatehouse.dev/gatehouse/loader"
 )
 
@@ -58,7 +63,7 @@ func TestWrite(t *testing.T) {
 	if err != nil || got != dir {
 		t.Fatalf("Write = %s, %v", got, err)
 	}
-	want := []string{"go.mod", "main.go", "main_test.go", "step.yaml", "cases.yaml", "Makefile", "Dockerfile", ".gitignore", ".dockerignore"}
+	want := []string{"go.mod", "main.go", "main_test.go", "step.yaml", "cases.yaml", "dev/gatehouse.yaml", "Makefile", "Dockerfile", ".gitignore", ".dockerignore"}
 	if diff := cmp.Diff(want, written); diff != "" {
 		t.Errorf("files written (-want +got):\n%s", diff)
 	}
@@ -105,4 +110,55 @@ func find(lines []string, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// dev/gatehouse.yaml is what `gatehouse dev --plugin-module .` serves: resources the
+// control plane accepts, whose AuthConfig runs the very step of step.yaml (the two are
+// written from one template data, and must not drift apart in the templates).
+func TestDevResourcesUseTheStep(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	if _, _, err := scaffold.Write(scaffold.Options{Name: "p", Dir: dir, Contract: contract}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "dev/gatehouse.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, problems := source.Decode(data, "dev/gatehouse.yaml")
+	if len(problems) > 0 {
+		t.Fatalf("dev/gatehouse.yaml: %v", problems)
+	}
+	var kinds []string
+	var ac *apiv1.AuthConfig
+	for _, r := range res {
+		kinds = append(kinds, r.Kind+" "+r.ID())
+		if a, ok := r.Object.(*apiv1.AuthConfig); ok {
+			ac = a
+		}
+	}
+	wantKinds := []string{"AuthConfig gatehouse-system.p", "VirtualService gatehouse-system.p", "Upstream " + examples.EchoUpstream}
+	if diff := cmp.Diff(wantKinds, kinds, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Fatalf("dev/gatehouse.yaml's resources (-want +got):\n%s", diff)
+	}
+	stepYAML, err := os.ReadFile(filepath.Join(dir, "step.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var step []map[string]any
+	if err := yaml.Unmarshal(stepYAML, &step); err != nil {
+		t.Fatal(err)
+	}
+	var devDoc struct {
+		Spec struct{ Configs []map[string]any }
+	}
+	first, _, _ := strings.Cut(string(data), "\n---\n")
+	if err := yaml.Unmarshal([]byte(first), &devDoc); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(step, devDoc.Spec.Configs); diff != "" {
+		t.Errorf("the AuthConfig's configs differ from step.yaml (-step.yaml +dev/gatehouse.yaml):\n%s", diff)
+	}
+	if ac == nil || len(ac.Spec.Configs) != 1 {
+		t.Errorf("dev/gatehouse.yaml has no AuthConfig with one step: %+v", ac)
+	}
 }

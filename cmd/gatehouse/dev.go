@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -41,8 +42,9 @@ func devCommand(_, stderr io.Writer) *cobra.Command {
 		Long: "Runs everything on one machine so you can curl it: the control plane, the extauth server, an\n" +
 			"HTTP gateway that does what Envoy does with the control plane's listeners, routes and clusters,\n" +
 			"and an echo upstream, wired through real xDS on loopback as separate processes would be.\n" +
-			"Without --resources it serves the embedded examples (see examples/default). With --resources it\n" +
-			"reads that folder and reloads on change. With --plugin-module it builds that plugin module into\n" +
+			"Without --resources it serves the --plugin-module's dev folder (`gatehouse plugin new` writes one)\n" +
+			"or else the embedded examples (see examples/default). With --resources it reads that folder\n" +
+			"and reloads on change. With --plugin-module it builds that plugin module into\n" +
 			"--plugin-dir like `gatehouse plugin build`, and again on every save of its sources; each build\n" +
 			"that passes the pre-flight and trial load is loaded beside the last one, and a build that fails\n" +
 			"is shown once while the last good one keeps serving. Not a production proxy: production is Envoy.",
@@ -56,7 +58,7 @@ func devCommand(_, stderr io.Writer) *cobra.Command {
 		},
 	}
 	o.extauth.bind(cmd, "extauth-listen")
-	cmd.Flags().StringVar(&o.resources, "resources", "", "folder of resource YAML files (default: the embedded examples)")
+	cmd.Flags().StringVar(&o.resources, "resources", "", "folder of resource YAML files (default: the --plugin-module's dev folder if it has one, as `gatehouse plugin new` writes it; else the embedded examples)")
 	cmd.Flags().StringVar(&o.listen, "listen", "127.0.0.1:8080", "dev gateway HTTP address (Envoy listener port 8080)")
 	cmd.Flags().StringVar(&o.https, "https-listen", "", "dev gateway HTTPS address (Envoy listener port 8443; empty: not served)")
 	cmd.Flags().StringVar(&o.echo, "echo-listen", "127.0.0.1:8090", "echo upstream address (empty to not start it)")
@@ -74,6 +76,17 @@ func component(log zerolog.Logger, name string) zerolog.Logger {
 }
 
 func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
+	devLog := component(log, "dev")
+	var plugin *pluginModule
+	if o.plugin.module != "" {
+		var err error
+		if plugin, err = newPluginModule(devLog, o.plugin.module, o.extauth.pluginDir, o.plugin.gatehouseSrc, o.plugin.symbol); err != nil {
+			return fmt.Errorf("dev: %w", err)
+		}
+		defer plugin.close()
+		// Each build is trial-loaded before it is published; extauth does not do it again.
+		o.extauth.trialPassed = plugin.trialPassed
+	}
 	ex, err := newExtauth(component(log, "extauth"), o.extauth)
 	if err != nil {
 		return err
@@ -86,13 +99,7 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 	if err != nil {
 		return fmt.Errorf("dev: %w", err)
 	}
-	devLog := component(log, "dev")
-	var plugin *pluginModule
-	if o.plugin.module != "" {
-		if plugin, err = newPluginModule(devLog, o.plugin.module, o.extauth.pluginDir, o.plugin.gatehouseSrc, o.plugin.symbol); err != nil {
-			return fmt.Errorf("dev: %w", err)
-		}
-		defer plugin.close()
+	if plugin != nil {
 		// The first build is published before extauth starts, so the first configs
 		// find the plugin.
 		plugin.rebuild(ctx, "")
@@ -183,15 +190,27 @@ func waitReady(ctx context.Context, log zerolog.Logger, applied <-chan struct{},
 	}
 }
 
-// devSource is the embedded examples or the --resources folder, with dev's own
-// services' Upstreams pointed at where dev serves them.
+// devResourcesDir is the folder of a plugin module that dev serves when it is given
+// --plugin-module and no --resources.
+const devResourcesDir = "dev"
+
+// devSource is the --resources folder, else the plugin module's dev folder, else the
+// embedded examples, with dev's own services' Upstreams pointed at where dev serves them.
 func devSource(log zerolog.Logger, o devOptions, extauthAddr string) (source.Source, error) {
 	targets, err := devTargets(o.echo, extauthAddr)
 	if err != nil {
 		return nil, err
 	}
 	var src source.Source
-	if o.resources == "" {
+	resources := o.resources
+	if resources == "" && o.plugin.module != "" {
+		// `gatehouse plugin new` writes dev/ into the module: a route through the
+		// plugin's step, so `gatehouse dev --plugin-module .` serves the plugin.
+		if fi, err := os.Stat(filepath.Join(o.plugin.module, devResourcesDir)); err == nil && fi.IsDir() {
+			resources = filepath.Join(o.plugin.module, devResourcesDir)
+		}
+	}
+	if resources == "" {
 		files, err := examples.DefaultFiles()
 		if err != nil {
 			return nil, fmt.Errorf("embedded examples: %w", err)
@@ -202,7 +221,8 @@ func devSource(log zerolog.Logger, o devOptions, extauthAddr string) (source.Sou
 		}
 		src = st
 	} else {
-		src = &source.Dir{Path: o.resources, Log: log}
+		log.Info().Str("resources", resources).Msg("serving the resources of this folder")
+		src = &source.Dir{Path: resources, Log: log}
 	}
 	return &source.Mapped{Source: src, Map: targets}, nil
 }

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -36,6 +39,18 @@ type pluginModule struct {
 	built     sources // what the last build started from
 	shown     string  // the failure shown last, so the same one is not shown again
 	published string  // the plugin file last published, if any
+
+	mu      sync.Mutex
+	checked map[string]bool // sha256 + " " + symbol of every build that passed its trial load
+}
+
+// trialPassed reports a build this dev published after its trial load passed, so that
+// extauth (the same binary, in this process) need not trial-load it again: about 60 ms
+// of every save (loader.Options.TrialPassed).
+func (m *pluginModule) trialPassed(sha256, symbol string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.checked[sha256+" "+symbol]
 }
 
 // newPluginModule prepares to build the module dir into pluginDir.
@@ -97,14 +112,28 @@ func (m *pluginModule) rebuild(ctx context.Context, why string) {
 		_ = printDiagnosis(&b, d, false)
 		m.fail("plugin built but would not load", strings.TrimSpace(b.String()))
 	default:
-		m.publish(res.Path, time.Since(start))
+		m.publish(res.Path, d.Trial != nil, time.Since(start))
 	}
 }
 
 // publish renames the checked build into the plugin folder, where extauth's watcher
 // sees it appear whole.
-func (m *pluginModule) publish(built string, took time.Duration) {
+func (m *pluginModule) publish(built string, trialPassed bool, took time.Duration) {
 	dst := filepath.Join(m.pluginDir, filepath.Base(built))
+	if trialPassed {
+		data, err := os.ReadFile(built)
+		if err != nil {
+			m.fail("publishing the plugin", err.Error())
+			return
+		}
+		sum := sha256.Sum256(data)
+		m.mu.Lock()
+		if m.checked == nil {
+			m.checked = map[string]bool{}
+		}
+		m.checked[hex.EncodeToString(sum[:])+" "+m.symbol] = true
+		m.mu.Unlock()
+	}
 	if err := os.Rename(built, dst); err != nil {
 		m.fail("publishing the plugin", err.Error())
 		return

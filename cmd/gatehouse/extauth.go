@@ -45,6 +45,9 @@ type extauthOptions struct {
 	config, xds, pluginDir, listen, admin string
 	maxPluginVersions                     int
 	traceRatio                            float64
+	// trialPassed, set by `gatehouse dev --plugin-module`, is content it trial-loaded
+	// before publishing it (loader.Options.TrialPassed).
+	trialPassed func(sha256, symbol string) bool
 }
 
 func (o *extauthOptions) bind(cmd *cobra.Command, listenFlag string) {
@@ -167,7 +170,7 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 			log.Warn().Str("file", file).Str("check", w.Check).Str("host", w.Host).Str("plugin", w.Plugin).
 				Str("detail", w.Detail).Msg("plugin loads, with a difference from the host build")
 		}
-	}, Opened: pluginOpened(log, o.maxPluginVersions, func() { authz.SetNotServing() }), Log: log})
+	}, Opened: pluginOpened(log, o.maxPluginVersions, func() { authz.SetNotServing() }), TrialPassed: o.trialPassed, Log: log})
 	b := extauthBuilder(log, plugins)
 	tr := tracing.New()
 	obs := newExtauthObserver(tr.Tracer("gatehouse/extauth"), o.traceRatio, promReg)

@@ -33,9 +33,9 @@ func (r *report) devLoopMarkdown() string {
 		"its own (the embedded examples use it as `required_header.so`). Each of %d rounds writes the source in place, "+
 		"as an editor saves, with the allowed answer's `%s` header set to the round's number, and sends a Check to "+
 		"dev's extauth every %s until one answers with it. Dev's log is followed meanwhile: *build started* is `%s` "+
-		"(after the %s debounce), *built and checked* is `%s` (go list, compile and link with the server's flags, "+
+		"(after the %s debounce), *built and checked* is `%s` (compile and link with the server's flags, "+
 		"pre-flight and trial load, renamed into the plugin folder), *opened* is extauth's `%s` (its watcher, "+
-		"pre-flight, trial load and plugin.Open again). Percentiles are nearest rank: with %d rounds, p99 is the "+
+		"pre-flight and plugin.Open; the trial load dev ran on that content is not run again). Percentiles are nearest rank: with %d rounds, p99 is the "+
 		"slowest.\n\n", devLoopSource, n, devLoopHeader, checkEvery, msgBuilding, devDebounceNote, msgBuilt, msgOpened, n)
 	b.WriteString("| from the save to | median | p99 | max |\n|---|---:|---:|---:|\n")
 	rows := []struct {
