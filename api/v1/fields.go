@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -70,13 +71,15 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string, line int) {
 			c.wrongType(n, line, path, "a mapping")
 			return
 		}
-		for _, kv := range pairs(n) {
-			p := join(path, kv[0].Value)
-			if kv[0].Tag != "!!str" {
-				c.fail(kv[0].Line, p, "key is %s; quote it to make it a string", describe(kv[0]))
+		kvs := pairs(n)
+		for i := 0; i+1 < len(kvs); i += 2 {
+			k := kvs[i]
+			p := join(path, k.Value)
+			if k.Tag != "!!str" {
+				c.fail(k.Line, p, "key is %s; quote it to make it a string", describe(k))
 				continue
 			}
-			c.check(kv[1], t.Elem(), p, kv[0].Line)
+			c.check(kvs[i+1], t.Elem(), p, k.Line)
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 {
@@ -118,8 +121,9 @@ func (c *checker) checkStruct(n *yaml.Node, t reflect.Type, path string, line in
 		return
 	}
 	fields := jsonFields(t)
-	for _, kv := range pairs(n) {
-		k := kv[0]
+	kvs := pairs(n)
+	for i := 0; i+1 < len(kvs); i += 2 {
+		k := kvs[i]
 		ft, ok := fields[k.Value]
 		if !ok || k.Tag != "!!str" {
 			msg := "unknown field"
@@ -129,7 +133,7 @@ func (c *checker) checkStruct(n *yaml.Node, t reflect.Type, path string, line in
 			c.fail(k.Line, join(path, k.Value), "%s", msg)
 			continue
 		}
-		c.check(kv[1], ft, join(path, k.Value), k.Line)
+		c.check(kvs[i+1], ft, join(path, k.Value), k.Line)
 	}
 }
 
@@ -150,13 +154,15 @@ func (c *checker) checkBase64(n *yaml.Node, path string, line int) {
 func (c *checker) checkKeys(n *yaml.Node, path string) {
 	switch n = resolve(n); n.Kind {
 	case yaml.MappingNode:
-		for _, kv := range pairs(n) {
-			p := join(path, kv[0].Value)
-			if kv[0].Tag != "!!str" {
-				c.fail(kv[0].Line, p, "key is %s; quote it to make it a string", describe(kv[0]))
+		kvs := pairs(n)
+		for i := 0; i+1 < len(kvs); i += 2 {
+			k := kvs[i]
+			p := join(path, k.Value)
+			if k.Tag != "!!str" {
+				c.fail(k.Line, p, "key is %s; quote it to make it a string", describe(k))
 				continue
 			}
-			c.checkKeys(kv[1], p)
+			c.checkKeys(kvs[i+1], p)
 		}
 	case yaml.SequenceNode:
 		for i, item := range n.Content {
@@ -218,11 +224,19 @@ func describe(n *yaml.Node) string {
 	return strconv.Quote(n.Tag) + " value"
 }
 
+// fieldTypes caches jsonFields (type → JSON name → field type): building the map was
+// most of checking a document's fields. The maps are only read.
+var fieldTypes sync.Map
+
 // jsonFields maps the JSON names of t's fields to their types, as encoding/json sees them:
 // the name is the json tag's before the comma, or the Go name; "-" hides a field; an
 // embedded struct without a name (TypeMeta, tagged ",inline") lends its fields.
 func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldTypes.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
 	fields := map[string]reflect.Type{}
+	defer fieldTypes.Store(t, fields)
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")

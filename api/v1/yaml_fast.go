@@ -51,6 +51,17 @@ const maxKey = 512
 type fastParser struct {
 	lines [][]byte
 	i     int // the line being parsed
+	slab  []yaml.Node
+}
+
+// node returns n allocated in a slab: a document's nodes are allocated a few at a
+// time rather than one by one, and dropped together once it is decoded.
+func (p *fastParser) node(n yaml.Node) *yaml.Node {
+	if len(p.slab) == cap(p.slab) {
+		p.slab = make([]yaml.Node, 0, 32)
+	}
+	p.slab = append(p.slab, n)
+	return &p.slab[len(p.slab)-1]
 }
 
 // skipBlank moves past empty and comment-only lines.
@@ -92,7 +103,7 @@ func indent(l []byte) int {
 // blockMapping parses the mapping whose first key is at column col of the current line
 // (after "- " for a sequence item) and whose other keys are on lines indented by col.
 func (p *fastParser) blockMapping(col int) *yaml.Node {
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: p.i + 1, Column: col + 1}
+	m := p.node(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: p.i + 1, Column: col + 1})
 	for {
 		l := p.lines[p.i]
 		k, end := p.plain(l, col, false)
@@ -148,7 +159,7 @@ func item(l []byte, n int) bool { return n+1 < len(l) && l[n] == '-' && l[n+1] =
 
 // blockSequence parses the sequence whose items start with "- " at column col.
 func (p *fastParser) blockSequence(col int) *yaml.Node {
-	s := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: p.i + 1, Column: col + 1}
+	s := p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: p.i + 1, Column: col + 1})
 	for {
 		l := p.lines[p.i]
 		pos := skipSpaces(l, col+2)
@@ -195,7 +206,7 @@ func (p *fastParser) inline(l []byte, pos int, flow bool) (*yaml.Node, int) {
 
 // flow parses [a, b] or {k: v, ...} closing on the same line.
 func (p *fastParser) flow(l []byte, pos int) (*yaml.Node, int) {
-	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: p.i + 1, Column: pos + 1}
+	n := p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: p.i + 1, Column: pos + 1})
 	closing := byte(']')
 	if l[pos] == '{' {
 		n.Kind, n.Tag, closing = yaml.MappingNode, "!!map", '}'

@@ -12,7 +12,7 @@ import (
 // quotes).
 func (p *fastParser) quoted(l []byte, pos int) (*yaml.Node, int) {
 	q := l[pos]
-	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Line: p.i + 1, Column: pos + 1}
+	n := p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: yaml.DoubleQuotedStyle, Line: p.i + 1, Column: pos + 1})
 	if q == '\'' {
 		n.Style = yaml.SingleQuotedStyle
 	}
@@ -74,7 +74,7 @@ scan:
 	if tag == "" {
 		return nil, 0
 	}
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v, Line: p.i + 1, Column: pos + 1}, end
+	return p.node(yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v, Line: p.i + 1, Column: pos + 1}), end
 }
 
 func plainStart(l []byte, pos int) bool {

@@ -10,28 +10,32 @@ func resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// pairs returns a mapping's key and value nodes with "<<" merges expanded as decoding
-// does: keys written in the mapping win over merged ones, and earlier merged mappings
-// over later ones. Keys of merged entries keep their own lines, where they are written.
-func pairs(m *yaml.Node) [][2]*yaml.Node {
-	var own, merges [][2]*yaml.Node
+// pairs returns a mapping's keys and values, alternating, with "<<" merges expanded as
+// decoding does: keys written in the mapping win over merged ones, and earlier merged
+// mappings over later ones. Keys of merged entries keep their own lines, where they are
+// written. Without merges it is m.Content itself (not to be modified).
+func pairs(m *yaml.Node) []*yaml.Node {
+	merged := false
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		kv := [2]*yaml.Node{m.Content[i], m.Content[i+1]}
-		if kv[0].Tag == "!!merge" {
-			merges = append(merges, kv)
+		merged = merged || m.Content[i].Tag == "!!merge"
+	}
+	if !merged {
+		return m.Content
+	}
+	var own, merges []*yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Tag == "!!merge" {
+			merges = append(merges, m.Content[i], m.Content[i+1])
 		} else {
-			own = append(own, kv)
+			own = append(own, m.Content[i], m.Content[i+1])
 		}
 	}
-	if len(merges) == 0 {
-		return own
-	}
 	seen := map[string]bool{}
-	for _, kv := range own {
-		seen[kv[0].Value] = true
+	for i := 0; i < len(own); i += 2 {
+		seen[own[i].Value] = true
 	}
-	for _, kv := range merges {
-		from := []*yaml.Node{resolve(kv[1])}
+	for i := 1; i < len(merges); i += 2 {
+		from := []*yaml.Node{resolve(merges[i])}
 		if from[0].Kind == yaml.SequenceNode {
 			from = from[0].Content
 		}
@@ -39,10 +43,11 @@ func pairs(m *yaml.Node) [][2]*yaml.Node {
 			if src = resolve(src); src.Kind != yaml.MappingNode {
 				continue // decoding has already refused it
 			}
-			for _, mkv := range pairs(src) {
-				if !seen[mkv[0].Value] {
-					seen[mkv[0].Value] = true
-					own = append(own, mkv)
+			kvs := pairs(src)
+			for j := 0; j+1 < len(kvs); j += 2 {
+				if !seen[kvs[j].Value] {
+					seen[kvs[j].Value] = true
+					own = append(own, kvs[j], kvs[j+1])
 				}
 			}
 		}
@@ -58,9 +63,10 @@ func lookup(m *yaml.Node, key string) (k, v *yaml.Node) {
 	if m = resolve(m); m.Kind != yaml.MappingNode {
 		return nil, nil
 	}
-	for _, kv := range pairs(m) {
-		if kv[0].Value == key && kv[0].Tag == "!!str" {
-			return kv[0], resolve(kv[1])
+	kvs := pairs(m)
+	for i := 0; i+1 < len(kvs); i += 2 {
+		if kvs[i].Value == key && kvs[i].Tag == "!!str" {
+			return kvs[i], resolve(kvs[i+1])
 		}
 	}
 	return nil, nil

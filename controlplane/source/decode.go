@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 )
@@ -30,11 +32,17 @@ func Hash(apiVersion, kind string, obj any) string {
 		// The objects are decoded from JSON-compatible YAML; they always marshal.
 		panic("source: hash: " + err.Error())
 	}
-	m := hmac.New(sha256.New, hashKey)
+	m := hashers.Get().(hash.Hash)
+	defer hashers.Put(m)
+	m.Reset()
 	m.Write([]byte(apiVersion + "\x00" + kind + "\x00"))
 	m.Write(b)
-	return hex.EncodeToString(m.Sum(nil)[:16])
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(m.Sum(sum[:0])[:16])
 }
+
+// hashers are keyed HMACs to reuse: keying one costs more than hashing a resource.
+var hashers = sync.Pool{New: func() any { return hmac.New(sha256.New, hashKey) }}
 
 // Decode reads the resources of one YAML file (several documents allowed). origin
 // names the file in Resource.Origin and in problems. A file with any problem yields
