@@ -65,16 +65,13 @@ func symbolData(f *elf.File, s elf.Symbol) ([]byte, error) {
 
 // packageHashes returns the link-time hash of every package in f, by import path.
 func packageHashes(f *elfFile) (map[string]string, error) {
-	syms, err := f.DynamicSymbols()
+	syms, err := prefixedSymbols(f.File, elf.SHT_DYNSYM, pkgHashPrefix)
 	if err != nil {
 		return nil, err
 	}
-	hashes := make(map[string]string)
+	hashes := make(map[string]string, len(syms))
 	for _, s := range syms {
-		pkg, ok := strings.CutPrefix(s.Name, pkgHashPrefix)
-		if !ok {
-			continue
-		}
+		pkg := strings.TrimPrefix(s.Name, pkgHashPrefix)
 		b, err := symbolData(f.File, s)
 		if err != nil {
 			return nil, err
@@ -89,7 +86,7 @@ func packageHashes(f *elfFile) (map[string]string, error) {
 // the main package's import path, or for a build from a list of files the
 // "plugin/unnamed-…" package that holds its hash.
 func pluginPath(f *elfFile, mainPackage string) string {
-	if syms, err := f.Symbols(); err == nil {
+	if syms, err := prefixedSymbols(f.File, elf.SHT_SYMTAB, pluginPathSymbol); err == nil {
 		for _, s := range syms {
 			if s.Name == pluginPathSymbol {
 				if b, err := symbolData(f.File, s); err == nil {
@@ -101,13 +98,11 @@ func pluginPath(f *elfFile, mainPackage string) string {
 	if mainPackage != "" && mainPackage != "command-line-arguments" {
 		return mainPackage
 	}
-	syms, _ := f.DynamicSymbols()
-	for _, s := range syms {
-		if p, ok := strings.CutPrefix(s.Name, pkgHashPrefix); ok && strings.HasPrefix(p, "plugin/unnamed-") {
-			return p
-		}
+	syms, _ := prefixedSymbols(f.File, elf.SHT_DYNSYM, pkgHashPrefix+"plugin/unnamed-")
+	if len(syms) == 0 {
+		return ""
 	}
-	return ""
+	return strings.TrimPrefix(syms[0].Name, pkgHashPrefix)
 }
 
 // exports lists the exported names of the plugin's main package: what Lookup can find.
@@ -115,11 +110,11 @@ func exports(f *elfFile, pluginPath string) []string {
 	if pluginPath == "" {
 		return nil
 	}
-	syms, _ := f.DynamicSymbols()
+	syms, _ := prefixedSymbols(f.File, elf.SHT_DYNSYM, pluginPath+".")
 	var names []string
 	for _, s := range syms {
-		name, ok := strings.CutPrefix(s.Name, pluginPath+".")
-		if !ok || strings.ContainsAny(name, ".·") {
+		name := strings.TrimPrefix(s.Name, pluginPath+".")
+		if strings.ContainsAny(name, ".·") {
 			continue
 		}
 		if r, _ := utf8.DecodeRuneInString(name); !unicode.IsUpper(r) {
