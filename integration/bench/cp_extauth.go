@@ -17,12 +17,17 @@ type extauthResult struct {
 	Applied time.Duration
 	// RSS when they were all applied, and five seconds later.
 	RSS, RSSSettled int64
+	// HeapInuse is the Go heap in use five seconds later (go_memstats_heap_inuse_bytes
+	// at its /metrics): what the process keeps, apart from code, stacks and the
+	// heap the runtime has not yet returned.
+	HeapInuse int64
 }
 
 // runExtauthXDS starts `gatehouse extauth --xds` on the control plane's ADS address
 // with the sample plugin (on clientCPU: the measuring clients are idle meanwhile) and
-// waits until it serves n configs.
-func runExtauthXDS(ctx context.Context, procs *procSet, bins binaries, cp *controlplaneProc, n int, logPath string) (*extauthResult, error) {
+// waits until it serves n configs. With heapProfile set, it writes extauth's heap
+// profile there once settled.
+func runExtauthXDS(ctx context.Context, procs *procSet, bins binaries, cp *controlplaneProc, n int, logPath, heapProfile string) (*extauthResult, error) {
 	addrs, err := freeAddrs(2)
 	if err != nil {
 		return nil, err
@@ -64,6 +69,17 @@ func runExtauthXDS(ctx context.Context, procs *procSet, bins binaries, cp *contr
 	}
 	if res.RSSSettled, err = rss(pid); err != nil {
 		return nil, err
+	}
+	const inuse = "go_memstats_heap_inuse_bytes"
+	m, err := metric(ctx, "http://"+addrs[1]+"/metrics", inuse)
+	if err != nil {
+		return nil, fmt.Errorf("extauth: %w", err)
+	}
+	res.HeapInuse = int64(m[inuse])
+	if heapProfile != "" {
+		if err := fetchProfile(ctx, "http://"+addrs[1]+"/debug/pprof/heap", heapProfile); err != nil {
+			return nil, fmt.Errorf("extauth: heap profile: %w", err)
+		}
 	}
 	return res, nil
 }

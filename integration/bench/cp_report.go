@@ -80,8 +80,8 @@ func (r *report) controlplaneMarkdown() string {
 	}
 	if ex := c.Extauth; ex != nil {
 		fmt.Fprintf(&b, "**extauth.** `gatehouse extauth --xds` (on CPU %s, the `required_header` plugin built by the bench) served all %d ExtAuthConfigs "+
-			"(Accepted at its `/auth-configs`) %s after it started; RSS then %s, %s five seconds later.\n\n",
-			clientCPU, ex.Configs, msShort(ex.Applied), mb(ex.RSS), mb(ex.RSSSettled))
+			"(Accepted at its `/auth-configs`) %s after it started; RSS then %s, %s five seconds later, of which Go heap in use %s.\n\n",
+			clientCPU, ex.Configs, msShort(ex.Applied), mb(ex.RSS), mb(ex.RSSSettled), mb(ex.HeapInuse))
 	}
 	if len(c.GoBench) > 0 {
 		b.WriteString(goBenchLinesMarkdown(c.GoBench))

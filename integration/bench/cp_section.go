@@ -17,6 +17,8 @@ type cpOptions struct {
 	edits     int           // edits of each kind per size
 	churn     time.Duration // 0 skips the churn
 	churnRate int
+	// extauthHeap is where to write extauth's heap profile; "" writes none.
+	extauthHeap string
 }
 
 // parseSizes reads "1000,10000".
@@ -139,7 +141,7 @@ func measureScale(ctx context.Context, o cpOptions, bins binaries, procs *procSe
 		}
 	}
 	progress(fmt.Sprintf("controlplane: %d services: gatehouse extauth --xds until it serves every AuthConfig", n))
-	if res.Extauth, err = runExtauthXDS(ctx, procs, bins, cp, n, filepath.Join(tmp, fmt.Sprintf("extauth-%d.log", n))); err != nil {
+	if res.Extauth, err = runExtauthXDS(ctx, procs, bins, cp, n, filepath.Join(tmp, fmt.Sprintf("extauth-%d.log", n)), o.extauthHeap); err != nil {
 		return sc, err
 	}
 	return sc, nil

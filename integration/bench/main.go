@@ -81,6 +81,7 @@ func main() {
 	flag.IntVar(&o.cpo.edits, "cp-edits", 100, "edits of each kind (AuthConfig, Upstream, VirtualService) timed per size")
 	flag.DurationVar(&o.cpo.churn, "cp-churn", time.Minute, "how long the churn of edits runs at the largest size; 0 skips it")
 	flag.IntVar(&o.cpo.churnRate, "cp-churn-rate", 10, "edits per second during the churn")
+	flag.StringVar(&o.cpo.extauthHeap, "cp-extauth-heap", "", "write the heap profile of `gatehouse extauth --xds` serving every AuthConfig to this file")
 	flag.Parse()
 	if err := o.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)

@@ -40,11 +40,11 @@ func fetchProfile(ctx context.Context, url, file string) error {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("fetching the CPU profile: %w", err)
+		return fmt.Errorf("fetching %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("fetching the CPU profile: %s", resp.Status)
+		return fmt.Errorf("fetching %s: %s", url, resp.Status)
 	}
 	f, err := os.Create(file)
 	if err != nil {
