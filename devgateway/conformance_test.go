@@ -151,7 +151,7 @@ func confResources(t *testing.T, echoAddr, jwksAddr, extauthAddr string) xds.Res
 		published[role] = r
 		return nil
 	}})
-	in := &source.Input{Source: "test", Resources: res}
+	in := source.NewInput("test", res, nil)
 	pl.Apply(in)
 	for _, r := range pl.Stages().Edge.Resources {
 		if st := r.Statuses[0]; st.State != validate.Accepted {

@@ -58,7 +58,7 @@ func (r *tlsRun) apply(t *testing.T, yaml string) xds.Resources {
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
-	r.pl.Apply(&source.Input{Source: "test", Resources: res})
+	r.pl.Apply(source.NewInput("test", res, nil))
 	for _, e := range r.pl.Stages().Edge.Resources {
 		if st := e.Statuses[0]; st.State != validate.Accepted {
 			t.Fatalf("%s: %s %v", e.Key(), st.State, st.Reasons)

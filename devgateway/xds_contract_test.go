@@ -86,7 +86,7 @@ func decode(t *testing.T, files []string) *source.Input {
 		res = append(res, rs...)
 	}
 	sort.SliceStable(res, func(i, j int) bool { return res[i].Key().Less(res[j].Key()) })
-	return &source.Input{Source: "test", Resources: res}
+	return source.NewInput("test", res, nil)
 }
 
 func keys[V any](m map[string]V) []string {

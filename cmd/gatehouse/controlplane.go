@@ -149,7 +149,7 @@ func (cp *controlplane) serve(ctx context.Context, g *errgroup.Group, src source
 // and one per role published, for /zpages.
 func (cp *controlplane) apply(in *source.Input) {
 	ctx, span := cp.tracer.Start(context.Background(), "controlplane.apply",
-		trace.WithAttributes(attribute.Int("resources", len(in.Resources)), attribute.Int("problems", len(in.Problems))))
+		trace.WithAttributes(attribute.Int("resources", in.Resources.Len()), attribute.Int("problems", len(in.Problems))))
 	cp.runCtx = ctx
 	start := time.Now()
 	cp.pipeline.Apply(in)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net"
-	"slices"
 	"strconv"
 
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
@@ -26,24 +25,24 @@ func devTargets(echo, extauth string) (func(*source.Input) *source.Input, error)
 	}
 	return func(in *source.Input) *source.Input {
 		out := *in
-		out.Resources = slices.Clone(in.Resources)
 		found := false
-		for i, r := range out.Resources {
+		var put []source.Resource
+		for r := range in.Resources.All() {
 			switch {
 			case r.Kind != apiv1.KindUpstream:
 			case r.ID() == examples.EchoUpstream && echo != "":
-				out.Resources[i] = pointAt(r, echoHost)
+				put = append(put, pointAt(*r, echoHost))
 			case r.ID() == examples.ExtauthUpstream:
-				out.Resources[i], found = pointAt(r, extauthHost), true
+				put, found = append(put, pointAt(*r, extauthHost)), true
 			}
 		}
 		if !found {
 			u := &apiv1.Upstream{Metadata: apiv1.Metadata{Name: "extauth", Namespace: "gatehouse-system"}}
 			r := source.Resource{APIVersion: apiv1.CoreAPIVersion, Kind: apiv1.KindUpstream,
 				Namespace: u.Metadata.Namespace, Name: u.Metadata.Name, Origin: "gatehouse dev", Object: u}
-			out.Resources = append(out.Resources, pointAt(r, extauthHost))
-			slices.SortStableFunc(out.Resources, func(a, b source.Resource) int { return a.Key().Compare(b.Key()) })
+			put = append(put, pointAt(r, extauthHost))
 		}
+		out.Resources = in.Resources.With(put, nil)
 		return &out
 	}, nil
 }

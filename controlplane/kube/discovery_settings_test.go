@@ -19,7 +19,7 @@ import (
 func (pl *plane) discovered() []string {
 	var out []string
 	if in := pl.src.Last(); in != nil {
-		for _, r := range in.Resources {
+		for r := range in.Resources.All() {
 			if r.Kind == apiv1.KindUpstream && r.Origin != "" && r.Object.(*apiv1.Upstream).Spec.Kube != nil {
 				out = append(out, r.Name)
 			}

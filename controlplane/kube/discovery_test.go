@@ -99,7 +99,7 @@ spec:
 
 	in := pl.src.Last()
 	var found bool
-	for _, r := range in.Resources {
+	for r := range in.Resources.All() {
 		if r.Kind == apiv1.KindUpstream && r.Name == apiv1.KubeUpstreamName(ns, "echo", 80) {
 			found = true
 			k := r.Object.(*apiv1.Upstream).Spec.Kube

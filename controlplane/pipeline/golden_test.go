@@ -51,16 +51,17 @@ func decodeFile(t *testing.T, path string) *source.Input {
 		t.Fatalf("%s: %v", path, probs)
 	}
 	sort.SliceStable(res, func(i, j int) bool { return res[i].Key().Less(res[j].Key()) })
-	in := &source.Input{Source: "test"}
+	var kept []source.Resource
+	var problems []source.Problem
 	// A key defined twice keeps its first definition, as the directory source does.
 	for i, r := range res {
 		if i > 0 && r.Key() == res[i-1].Key() {
-			in.Problems = append(in.Problems, source.Problem{Origin: r.Origin, Message: r.Key().String() + " is defined twice; the first definition is used"})
+			problems = append(problems, source.Problem{Origin: r.Origin, Message: r.Key().String() + " is defined twice; the first definition is used"})
 			continue
 		}
-		in.Resources = append(in.Resources, r)
+		kept = append(kept, r)
 	}
-	return in
+	return source.NewInput("test", kept, problems)
 }
 
 // stableJSON is protojson of m, re-encoded so the golden files do not depend on

@@ -39,8 +39,8 @@ func Input(st pipeline.Stages) (Envelope, error) {
 		return Envelope{}, ErrNoSnapshot
 	}
 	s := status(st)
-	for i := range st.Input.Resources {
-		s.Counts[st.Input.Resources[i].Kind]++
+	for r := range st.Input.Resources.All() {
+		s.Counts[r.Kind]++
 	}
 	s.Counts["problems"] = len(st.Input.Problems)
 	return Envelope{Status: s, Data: st.Input}, nil

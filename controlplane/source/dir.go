@@ -113,7 +113,7 @@ func (d *Dir) publishIfChanged(changes []fileChange, all bool, publish func(*Inp
 		return
 	}
 	d.last = in
-	d.Log.Info().Int("resources", len(in.Resources)).Int("problems", len(in.Problems)).Str("dir", d.Path).Msg("resources read")
+	d.Log.Info().Int("resources", in.Resources.Len()).Int("problems", len(in.Problems)).Str("dir", d.Path).Msg("resources read")
 	for _, p := range in.Problems {
 		d.Log.Warn().Str("problem", p.String()).Msg("resources: not read; what it held before keeps serving")
 	}

@@ -75,7 +75,7 @@ func TestIncrementalInputIsTheFullInput(t *testing.T) {
 		}
 		d.step(file(i))
 		full := d.input()
-		opts := cmp.Options{cmpopts.IgnoreFields(Resource{}, "Object"), cmpopts.EquateEmpty()}
+		opts := cmp.Options{cmpopts.IgnoreFields(Resource{}, "Object"), cmp.Transformer("Resources", Resources.Slice), cmpopts.EquateEmpty()}
 		if diff := cmp.Diff(full, d.last, opts); diff != "" {
 			t.Fatalf("step %d (%s f%02d): incremental input differs from the full one (-full +incremental):\n%s", step, op.name, i, diff)
 		}

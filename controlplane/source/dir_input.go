@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 )
@@ -22,8 +23,8 @@ func (d *Dir) next(changes []fileChange, all bool) *Input {
 			return nil
 		}
 		d.lastClean = d.dups == 0 && d.dirErr == nil
-		d.serving = make(map[Key]string, len(in.Resources))
-		for _, r := range in.Resources {
+		d.serving = make(map[Key]string, in.Resources.Len())
+		for r := range in.Resources.All() {
 			d.serving[r.Key()] = r.Origin
 		}
 		return in
@@ -32,29 +33,24 @@ func (d *Dir) next(changes []fileChange, all bool) *Input {
 	if !changed(d, changes) && slices.Equal(problems, d.last.Problems) {
 		return nil
 	}
-	rs := slices.Clone(d.last.Resources) // a published Input is never modified
+	var put []Resource
+	var remove []Key
 	for _, c := range changes {
 		for _, r := range c.before {
-			if i, ok := find(rs, r.Key()); ok {
-				rs = slices.Delete(rs, i, i+1)
-			}
+			remove = append(remove, r.Key())
 			delete(d.serving, r.Key())
 		}
 	}
 	for _, c := range changes {
 		if st := d.files[c.path]; st != nil {
-			for _, r := range st.resources {
-				i, ok := find(rs, r.Key())
-				if ok { // no duplicates: only a definition this file held before
-					rs[i] = r
-				} else {
-					rs = slices.Insert(rs, i, r)
-				}
+			for _, r := range st.resources { // no duplicates: only a definition this file held before
+				put = append(put, r)
 				d.serving[r.Key()] = r.Origin
 			}
 		}
 	}
-	return &Input{Source: d.source(), Resources: rs, Problems: problems}
+	// A published Input is never modified: With shares what it keeps with the last one.
+	return &Input{Source: d.source(), Resources: d.last.Resources.With(put, remove), Problems: problems}
 }
 
 // changed says whether any changed file holds other resources than before.
@@ -99,20 +95,21 @@ func (d *Dir) input() *Input {
 		n += len(st.resources)
 	}
 	sort.Strings(paths)
-	in := &Input{Source: d.source(), Resources: make([]Resource, 0, n)}
+	rs := make([]Resource, 0, n)
+	var problems []Problem
 	if d.dirErr != nil {
-		in.Problems = append(in.Problems, Problem{Origin: d.Path,
+		problems = append(problems, Problem{Origin: d.Path,
 			Message: d.dirErr.Error() + "; every resource read before keeps serving"})
 	}
 	for _, p := range paths {
 		st := d.files[p]
-		in.Resources = append(in.Resources, st.resources...)
-		in.Problems = append(in.Problems, st.problems...)
+		rs = append(rs, st.resources...)
+		problems = append(problems, st.problems...)
 	}
 	// A stable sort keeps file order, then document order, among definitions of a key.
-	slices.SortStableFunc(in.Resources, func(a, b Resource) int { return a.Key().Compare(b.Key()) })
-	in.Resources = d.dedupe(in.Resources, &in.Problems)
-	return in
+	slices.SortStableFunc(rs, func(a, b Resource) int { return a.Key().Compare(b.Key()) })
+	rs = d.dedupe(rs, &problems)
+	return NewInput(d.source(), rs, problems)
 }
 
 // dedupe keeps one definition per key: the one serving, else the first.
@@ -154,16 +151,18 @@ func duplicate(kept, dropped Resource) string {
 }
 
 func sameInput(a, b *Input) bool {
-	if len(a.Resources) != len(b.Resources) || len(a.Problems) != len(b.Problems) {
+	if a.Resources.Len() != b.Resources.Len() || !slices.Equal(a.Problems, b.Problems) {
 		return false
 	}
-	for i := range a.Resources {
-		x, y := &a.Resources[i], &b.Resources[i]
+	next, stop := iter.Pull(b.Resources.All())
+	defer stop()
+	for x := range a.Resources.All() {
+		y, _ := next()
 		if x.Hash != y.Hash || x.Origin != y.Origin || x.Key() != y.Key() {
 			return false
 		}
 	}
-	return slices.Equal(a.Problems, b.Problems)
+	return true
 }
 
 // find is where k is, or would be, in rs (in key order).

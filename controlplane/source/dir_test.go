@@ -87,7 +87,7 @@ func describe(in *source.Input) string {
 		return "none"
 	}
 	var b strings.Builder
-	for _, r := range in.Resources {
+	for r := range in.Resources.All() {
 		fmt.Fprintf(&b, "%s@%s ", r.Key(), filepath.Base(r.Origin))
 	}
 	for _, p := range in.Problems {
@@ -98,14 +98,14 @@ func describe(in *source.Input) string {
 
 func ids(in *source.Input) []string {
 	var out []string
-	for _, r := range in.Resources {
+	for r := range in.Resources.All() {
 		out = append(out, r.Key().String()+"@"+filepath.Base(r.Origin))
 	}
 	return out
 }
 
 func hashOf(in *source.Input, id string) string {
-	for _, r := range in.Resources {
+	for r := range in.Resources.All() {
 		if r.Key().String() == id {
 			return r.Hash
 		}
@@ -134,7 +134,7 @@ func TestDirFirstInputIsCompleteAndOrdered(t *testing.T) {
 	if len(first.Problems) != 0 {
 		t.Errorf("problems: %v", first.Problems)
 	}
-	for _, r := range first.Resources {
+	for r := range first.Resources.All() {
 		if r.Hash == "" || r.Object == nil {
 			t.Errorf("%s: hash %q, object %v", r.Key(), r.Hash, r.Object)
 		}
@@ -159,7 +159,7 @@ func TestDirEdits(t *testing.T) {
 	write(t, a, upstream("one", 1))
 	write(t, b, upstream("two", 2))
 	in := run(t, dir)
-	first := in.await(t, "two upstreams", func(i *source.Input) bool { return len(i.Resources) == 2 })
+	first := in.await(t, "two upstreams", func(i *source.Input) bool { return i.Resources.Len() == 2 })
 	oneHash, twoHash := hashOf(first, "Upstream ns.one"), hashOf(first, "Upstream ns.two")
 
 	t.Run("edit changes only that hash", func(t *testing.T) {
@@ -232,13 +232,13 @@ func TestDirVanishingKeepsEverything(t *testing.T) {
 	}
 	write(t, filepath.Join(dir, "a.yaml"), upstream("one", 1))
 	in := run(t, dir)
-	in.await(t, "one", func(i *source.Input) bool { return len(i.Resources) == 1 })
+	in.await(t, "one", func(i *source.Input) bool { return i.Resources.Len() == 1 })
 
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
 	got := in.await(t, "a directory problem", func(i *source.Input) bool { return len(i.Problems) > 0 })
-	if len(got.Resources) != 1 || got.Problems[0].Origin != dir || !strings.Contains(got.Problems[0].Message, "keeps serving") {
+	if got.Resources.Len() != 1 || got.Problems[0].Origin != dir || !strings.Contains(got.Problems[0].Message, "keeps serving") {
 		t.Errorf("after removal: %s", describe(got))
 	}
 
@@ -247,7 +247,7 @@ func TestDirVanishingKeepsEverything(t *testing.T) {
 	got = in.await(t, "a not-a-directory problem", func(i *source.Input) bool {
 		return len(i.Problems) > 0 && strings.Contains(i.Problems[0].Message, "not a directory")
 	})
-	if len(got.Resources) != 1 {
+	if got.Resources.Len() != 1 {
 		t.Errorf("resources lost: %s", describe(got))
 	}
 
@@ -263,5 +263,5 @@ func TestDirVanishingKeepsEverything(t *testing.T) {
 	})
 	// The watch is back: a later edit is seen.
 	write(t, filepath.Join(dir, "c.yaml"), upstream("three", 3))
-	in.await(t, "an edit in the new directory", func(i *source.Input) bool { return len(i.Resources) == 2 })
+	in.await(t, "an edit in the new directory", func(i *source.Input) bool { return i.Resources.Len() == 2 })
 }

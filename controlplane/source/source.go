@@ -26,10 +26,16 @@ type Input struct {
 	// Source names where the resources come from (e.g. "dir /etc/gatehouse").
 	Source string `json:"source"`
 	// Resources are ordered by apiVersion, kind, namespace, name; a key appears once.
-	Resources []Resource `json:"resources"`
+	Resources Resources `json:"resources"`
 	// Problems are what could not be read; the last good versions of what they concern
 	// are still in Resources.
 	Problems []Problem `json:"problems,omitempty"`
+}
+
+// NewInput is an Input of rs, which must be in key order with each key once (it is
+// kept: do not modify it afterwards).
+func NewInput(source string, rs []Resource, problems []Problem) *Input {
+	return &Input{Source: source, Resources: NewResources(rs), Problems: problems}
 }
 
 // Resource is one declarative resource.

@@ -35,22 +35,22 @@ func (s *Static) Input() (*Input, error) {
 		origins = append(origins, o)
 	}
 	sort.Strings(origins)
-	in := &Input{Source: s.Name}
+	var all []Resource
 	for _, o := range origins {
 		rs, problems := Decode(s.Files[o], o)
 		if len(problems) > 0 {
 			return nil, fmt.Errorf("source %s: %s", s.Name, problems[0])
 		}
-		in.Resources = append(in.Resources, rs...)
+		all = append(all, rs...)
 	}
-	slices.SortStableFunc(in.Resources, func(a, b Resource) int { return a.Key().Compare(b.Key()) })
-	for i := 1; i < len(in.Resources); i++ {
-		if in.Resources[i].Key() == in.Resources[i-1].Key() {
+	slices.SortStableFunc(all, func(a, b Resource) int { return a.Key().Compare(b.Key()) })
+	for i := 1; i < len(all); i++ {
+		if all[i].Key() == all[i-1].Key() {
 			return nil, fmt.Errorf("source %s: %s is defined in %s and in %s", s.Name,
-				in.Resources[i].Key(), in.Resources[i-1].Origin, in.Resources[i].Origin)
+				all[i].Key(), all[i-1].Origin, all[i].Origin)
 		}
 	}
-	return in, nil
+	return NewInput(s.Name, all, nil), nil
 }
 
 // Mapped passes every Input of Source through Map before publishing it. Map must not

@@ -45,7 +45,7 @@ func TestStatic(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, r := range in.Resources {
+			for r := range in.Resources.All() {
 				got = append(got, r.Key().String())
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

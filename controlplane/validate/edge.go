@@ -35,7 +35,7 @@ type Validator struct {
 	// incremental runs).
 	Full bool
 
-	prev     []source.Resource
+	prev     source.Resources
 	aligned  []*entry // the entries of prev, in its order
 	entries  map[source.Key]*entry
 	users    map[string]map[*entry]struct{} // "<Kind> <id>" → entries referencing it

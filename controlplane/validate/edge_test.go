@@ -71,7 +71,7 @@ func input(t *testing.T, docs ...string) *source.Input {
 		res = append(res, rs[0])
 	}
 	slices.SortStableFunc(res, func(a, b source.Resource) int { return a.Key().Compare(b.Key()) })
-	return &source.Input{Resources: res}
+	return source.NewInput("", res, nil)
 }
 
 // summary is "<Kind> <id>: <state> (<serving>) <reasons>" per resource.

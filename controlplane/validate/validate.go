@@ -76,61 +76,53 @@ func hasKind(es []*entry, kind string) bool {
 	return false
 }
 
-// diff walks the previous and the new input side by side (both in key order): a
-// resource whose hash changed, or that is new, goes to w; removed ones are returned.
-// Unchanged resources cost a comparison, not a lookup.
+// diff compares the new input with the previous one: a resource whose hash changed,
+// or that is new, goes to w; removed ones are returned. The input shares every chunk
+// an edit did not touch with the previous one, and those are not looked at.
 func (v *Validator) diff(in *source.Input, w work) []*entry {
-	aligned := make([]*entry, len(in.Resources))
+	changes := in.Resources.Diff(v.prev)
+	moved := false // a resource came or went: entries change places
+	for _, c := range changes {
+		moved = moved || c.Was == nil || c.Now == nil
+	}
+	aligned := v.aligned
+	if moved {
+		aligned = make([]*entry, 0, in.Resources.Len())
+	}
 	var removed []*entry
-	i, j := 0, 0
-	for i < len(v.prev) || j < len(in.Resources) {
-		// Fast path: the same object, or the same content (the hash covers apiVersion,
-		// kind and metadata, so an equal hash is the same key).
-		if i < len(v.prev) && j < len(in.Resources) {
-			if p, r := &v.prev[i], &in.Resources[j]; p.Object == r.Object || p.Hash == r.Hash {
-				e := v.aligned[i]
-				aligned[j] = e
-				if r.Origin != e.res.Origin {
-					e.res, e.out = *r, nil
-				}
-				i, j = i+1, j+1
-				continue
-			}
-		}
-		c := 1
-		switch {
-		case i == len(v.prev):
-			c = 1
-		case j == len(in.Resources):
-			c = -1
-		default:
-			c = v.prev[i].Key().Compare(in.Resources[j].Key())
+	i := 0 // what of v.aligned was copied to aligned
+	for _, c := range changes {
+		if moved {
+			aligned = append(aligned, v.aligned[i:c.I]...)
+			i = c.I
 		}
 		switch {
-		case c < 0: // gone
-			e := v.aligned[i]
+		case c.Now == nil: // gone
+			e := v.aligned[c.I]
 			e.removed = true
 			delete(v.entries, e.res.Key())
 			removed = append(removed, e)
 			i++
-		case c > 0: // new
-			e := &entry{res: in.Resources[j]}
+		case c.Was == nil: // new
+			e := &entry{res: *c.Now}
 			v.entries[e.res.Key()] = e
-			aligned[j] = e
+			aligned = append(aligned, e)
 			w.add(e)
 			v.markUsers(userKey(e.res.Kind, e.res.ID()), w) // it may be what they missed
-			j++
 		default:
-			e := v.aligned[i]
-			aligned[j] = e
-			if r := &in.Resources[j]; r.Hash != e.res.Hash || r.Origin != e.res.Origin {
-				if r.Hash != e.res.Hash {
-					w.add(e)
-				}
-				e.res, e.out = *r, nil
+			e := v.aligned[c.I]
+			if moved {
+				aligned = append(aligned, e)
+				i++
 			}
-			i, j = i+1, j+1
+			if c.Now.Hash != e.res.Hash {
+				w.add(e)
+			}
+			e.res, e.out = *c.Now, nil
 		}
+	}
+	if moved {
+		aligned = append(aligned, v.aligned[i:]...)
 	}
 	v.prev, v.aligned = in.Resources, aligned
 	return removed

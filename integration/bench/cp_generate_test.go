@@ -44,7 +44,7 @@ func TestGeneratedResourcesAreAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(in.Resources), 3*n+1; got != want {
+	if got, want := in.Resources.Len(), 3*n+1; got != want {
 		t.Fatalf("%d resources decoded, want %d; problems: %v", got, want, in.Problems)
 	}
 	srv := xds.NewServer(xds.Options{Log: zerolog.Nop()})

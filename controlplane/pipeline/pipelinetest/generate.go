@@ -101,24 +101,21 @@ func Resource(obj any, origin string) source.Resource {
 // Input is the generated set of scale n as the source would publish it.
 func Input(n int) *source.Input {
 	objs := Objects(n)
-	in := &source.Input{Source: "generated", Resources: make([]source.Resource, 0, len(objs))}
+	rs := make([]source.Resource, 0, len(objs))
 	for _, o := range objs {
-		in.Resources = append(in.Resources, Resource(o, "generated"))
+		rs = append(rs, Resource(o, "generated"))
 	}
-	slices.SortFunc(in.Resources, func(a, b source.Resource) int { return a.Key().Compare(b.Key()) })
-	return in
+	slices.SortFunc(rs, func(a, b source.Resource) int { return a.Key().Compare(b.Key()) })
+	return source.NewInput("generated", rs, nil)
 }
 
 // Replace returns a copy of in with the resource of obj's key replaced by obj.
 func Replace(in *source.Input, obj any) *source.Input {
 	r := Resource(obj, "generated")
-	out := &source.Input{Source: in.Source, Resources: slices.Clone(in.Resources)}
-	i, found := slices.BinarySearchFunc(out.Resources, r.Key(), func(x source.Resource, k source.Key) int { return x.Key().Compare(k) })
-	if !found {
+	if _, found := in.Resources.Get(r.Key()); !found {
 		panic("pipelinetest: no resource " + r.Key().String())
 	}
-	out.Resources[i] = r
-	return out
+	return &source.Input{Source: in.Source, Resources: in.Resources.With([]source.Resource{r}, nil), Problems: in.Problems}
 }
 
 // WriteDir writes the generated set of scale n as YAML files into dir, perFile

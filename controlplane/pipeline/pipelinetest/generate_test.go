@@ -31,13 +31,13 @@ func TestWriteDirReadsBackAsInput(t *testing.T) {
 	if len(got.Problems) > 0 {
 		t.Fatalf("problems: %v", got.Problems)
 	}
-	if len(got.Resources) != len(want.Resources) {
-		t.Fatalf("%d resources read, want %d", len(got.Resources), len(want.Resources))
+	if got.Resources.Len() != want.Resources.Len() {
+		t.Fatalf("%d resources read, want %d", got.Resources.Len(), want.Resources.Len())
 	}
-	for i := range want.Resources {
-		if got.Resources[i].Key() != want.Resources[i].Key() || got.Resources[i].Hash != want.Resources[i].Hash {
-			t.Errorf("resource %d: read %s %s, generated %s %s", i, got.Resources[i].Key(), got.Resources[i].Hash,
-				want.Resources[i].Key(), want.Resources[i].Hash)
+	read := got.Resources.Slice()
+	for i, w := range want.Resources.Slice() {
+		if g := read[i]; g.Key() != w.Key() || g.Hash != w.Hash {
+			t.Errorf("resource %d: read %s %s, generated %s %s", i, g.Key(), g.Hash, w.Key(), w.Hash)
 		}
 	}
 
