@@ -26,6 +26,9 @@ func (d dispatch) CreateWatch(req *cachev3.Request, sub cachev3.Subscription, ch
 
 func (d dispatch) CreateDeltaWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, ch chan cachev3.DeltaResponse) (func(), error) {
 	return d.s.watch(req.GetNode(), req.GetTypeUrl(), func(r *role) (func(), error) {
+		if sub.IsWildcard() {
+			return r.wildcard[req.GetTypeUrl()].createWatch(req, sub, ch)
+		}
 		return r.caches[req.GetTypeUrl()].CreateDeltaWatch(req, sub, ch)
 	})
 }

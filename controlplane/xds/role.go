@@ -16,8 +16,11 @@ import (
 type role struct {
 	name   string
 	caches map[string]*cachev3.LinearCache
-	served map[string]map[string]served
-	index  index
+	// wildcard answers the delta watches of every resource of a type (wildcard.go);
+	// caches answer the others.
+	wildcard map[string]*wildcardSet
+	served   map[string]map[string]served
+	index    index
 	// vhosts are the virtual hosts of each served route configuration, already checked,
 	// and routeRefs what each references (route_refs.go).
 	vhosts    map[string]vhostMemo
@@ -49,9 +52,10 @@ func (s served) cached() types.Resource {
 }
 
 func (s *Server) newRole(name string) *role {
-	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, served: map[string]map[string]served{}, index: newIndex(), vhosts: map[string]vhostMemo{}, routeRefs: map[string]refCounts{}}
+	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, wildcard: map[string]*wildcardSet{}, served: map[string]map[string]served{}, index: newIndex(), vhosts: map[string]vhostMemo{}, routeRefs: map[string]refCounts{}}
 	for _, t := range roleTypes(name) {
 		r.caches[t] = cachev3.NewLinearCache(t, cachev3.WithVersionPrefix(s.prefix), cachev3.WithLogger(cacheLogger{s.log}))
+		r.wildcard[t] = newWildcardSet(t, s.prefix)
 		r.served[t] = map[string]served{}
 	}
 	return r

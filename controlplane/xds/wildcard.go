@@ -1,0 +1,251 @@
+package xds
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"strconv"
+	"sync"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// wildcardSet answers the delta watches of one role and type that subscribe to every
+// resource (extauth, and a gateway proxy for clusters and listeners). go-control-plane's
+// LinearCache, which answers every other watch, compares each of its resources with
+// what such a client knows on every change and on every ACK: tens of thousands of
+// lookups per edit at 10,000 services. wildcardSet keeps a log of the names changed
+// and, for each response it sent on a stream, the point of the log that response
+// brought the client to; the stream's next watch, while its subscription is unchanged,
+// looks at the names changed since, and nothing else.
+//
+// The client's known versions are go-control-plane's (the subscription's returned
+// resources, which the server sets to the NextVersionMap of each response sent); a
+// watch whose subscription changed, or that wildcardSet did not answer last, is
+// compared in full, as LinearCache does.
+type wildcardSet struct {
+	typeURL string
+	prefix  string // of the system version, as the LinearCache's
+
+	mu        sync.Mutex
+	seq       uint64 // changes made
+	resources map[string]*wireResource
+	log       []logged // names changed, oldest first; holds the changes after logFrom
+	logFrom   uint64
+	sent      map[chan cachev3.DeltaResponse]sentMark // by stream
+	watches   map[*wildcardWatch]struct{}
+}
+
+// maxLog is how many changed names the log keeps; a client further behind is
+// compared in full.
+const maxLog = 4096
+
+// wireResource is a resource and, once a watch needs them, its serialization and
+// version (a gateway proxy that subscribes by name never needs them here).
+type wireResource struct {
+	res  types.Resource
+	wire func() ([]byte, error)
+}
+
+func newWireResource(res types.Resource) *wireResource {
+	return &wireResource{res: res, wire: sync.OnceValues(func() ([]byte, error) { return cachev3.MarshalResource(res) })}
+}
+
+// version is the content hash, as go-control-plane's caches compute it.
+func (r *wireResource) version() (string, error) {
+	b, err := r.wire()
+	if err != nil {
+		return "", err
+	}
+	return cachev3.HashResource(b), nil
+}
+
+type logged struct {
+	seq  uint64
+	name string
+}
+
+// sentMark identifies the versions map a response made the client's (the map itself
+// is go-control-plane's subscription's; while the subscription is wildcard only
+// wildcardSet's responses replace it) with its size, and the change it brought it to.
+type sentMark struct {
+	known uintptr
+	n     int
+	seq   uint64
+}
+
+type wildcardWatch struct {
+	req *discovery.DeltaDiscoveryRequest
+	sub cachev3.Subscription
+	ch  chan cachev3.DeltaResponse
+}
+
+func newWildcardSet(typeURL, prefix string) *wildcardSet {
+	return &wildcardSet{typeURL: typeURL, prefix: prefix, resources: map[string]*wireResource{},
+		sent: map[chan cachev3.DeltaResponse]sentMark{}, watches: map[*wildcardWatch]struct{}{}}
+}
+
+// update makes upsert and remove what is served and answers the open watches.
+func (w *wildcardSet) update(upsert map[string]types.Resource, remove []string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.seq++
+	for name, res := range upsert {
+		w.resources[name] = newWireResource(res)
+		w.log = append(w.log, logged{w.seq, name})
+	}
+	for _, name := range remove {
+		delete(w.resources, name)
+		w.log = append(w.log, logged{w.seq, name})
+	}
+	if len(w.log) > maxLog {
+		cut := len(w.log) - maxLog/2
+		w.logFrom = w.log[cut-1].seq
+		for cut < len(w.log) && w.log[cut].seq == w.logFrom {
+			cut++ // a change is kept whole or not at all
+		}
+		w.log = append([]logged(nil), w.log[cut:]...)
+	}
+	var errs []error
+	for wt := range w.watches {
+		sent, err := w.respond(wt, false)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if sent {
+			delete(w.watches, wt)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// createWatch answers req now when the client misses something (or this is its first
+// request), else when it does.
+func (w *wildcardSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, ch chan cachev3.DeltaResponse) (func(), error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(req.GetResourceNamesSubscribe()) > 0 || len(req.GetResourceNamesUnsubscribe()) > 0 {
+		delete(w.sent, ch) // the subscription's known versions may have been edited
+	}
+	wt := &wildcardWatch{req: req, sub: sub, ch: ch}
+	if sent, err := w.respond(wt, req.GetResponseNonce() == ""); err != nil || sent {
+		return func() {}, err
+	}
+	w.watches[wt] = struct{}{}
+	return func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		delete(w.watches, wt)
+	}, nil
+}
+
+// respond sends wt what its client misses, if anything (or anyway when evenIfEmpty),
+// and says whether it sent.
+func (w *wildcardSet) respond(wt *wildcardWatch, evenIfEmpty bool) (bool, error) {
+	known := wt.sub.ReturnedResources()
+	var changed []missed
+	var removed []string
+	var err error
+	next := known
+	if m, ok := w.sent[wt.ch]; ok && m.seq >= w.logFrom && known != nil && m.known == mapAddr(known) && len(known) == m.n {
+		changed, removed, err = w.since(m.seq, known)
+	} else {
+		changed, removed, err = w.all(known)
+		next = maps.Clone(known)
+		if next == nil {
+			next = map[string]string{}
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("xds: %s: %w", w.typeURL, err)
+	}
+	if len(changed) == 0 && len(removed) == 0 && !evenIfEmpty {
+		return false, nil
+	}
+	resp := &discovery.DeltaDiscoveryResponse{TypeUrl: w.typeURL, SystemVersionInfo: w.prefix + strconv.FormatUint(w.seq, 10),
+		RemovedResources: removed, Resources: make([]*discovery.Resource, 0, len(changed))}
+	// next is the subscription's own map when only the changes were looked at: the
+	// server hands it back as the returned resources of the next request, and nothing
+	// reads it meanwhile (the stream's watch is cancelled before its subscription is).
+	for _, c := range changed {
+		b, _ := w.resources[c.name].wire() // no error: its version was computed
+		resp.Resources = append(resp.Resources, &discovery.Resource{Name: c.name, Version: c.version,
+			Resource: &anypb.Any{TypeUrl: w.typeURL, Value: b}})
+		next[c.name] = c.version
+	}
+	for _, name := range removed {
+		delete(next, name)
+	}
+	w.sent[wt.ch] = sentMark{known: mapAddr(next), n: len(next), seq: w.seq}
+	if len(w.sent) > 4*maxLog { // streams gone: forget them all, the next watch of each is compared in full
+		clear(w.sent)
+	}
+	wt.ch <- &cachev3.DeltaPassthroughResponse{DeltaRequest: wt.req, NextVersionMap: next, DeltaDiscoveryResponse: resp}
+	return true, nil
+}
+
+// missed is a resource a client misses, with its version.
+type missed struct{ name, version string }
+
+// differs says whether the client's version v (was: it has one) is not r's.
+func differs(name string, r *wireResource, v string, was bool) (missed, bool, error) {
+	version, err := r.version()
+	if err != nil {
+		return missed{}, false, fmt.Errorf("%s: marshaling: %w", name, err)
+	}
+	return missed{name, version}, !was || v != version, nil
+}
+
+// since is what changed after seq and differs from known.
+func (w *wildcardSet) since(seq uint64, known map[string]string) (changed []missed, removed []string, err error) {
+	seen := map[string]bool{}
+	for i := len(w.log) - 1; i >= 0 && w.log[i].seq > seq; i-- {
+		name := w.log[i].name
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		r, ok := w.resources[name]
+		v, was := known[name]
+		if !ok {
+			if was {
+				removed = append(removed, name)
+			}
+			continue
+		}
+		c, diff, err := differs(name, r, v, was)
+		if err != nil {
+			return nil, nil, err
+		}
+		if diff {
+			changed = append(changed, c)
+		}
+	}
+	return changed, removed, nil
+}
+
+// all compares every resource with known.
+func (w *wildcardSet) all(known map[string]string) (changed []missed, removed []string, err error) {
+	for name, r := range w.resources {
+		v, was := known[name]
+		c, diff, err := differs(name, r, v, was)
+		if err != nil {
+			return nil, nil, err
+		}
+		if diff {
+			changed = append(changed, c)
+		}
+	}
+	for name := range known {
+		if _, ok := w.resources[name]; !ok {
+			removed = append(removed, name)
+		}
+	}
+	return changed, removed, nil
+}
+
+func mapAddr(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
