@@ -82,8 +82,8 @@ func BenchmarkDecodeDir(b *testing.B) {
 		}
 		b.Run(fmt.Sprintf("files=%d", 3*n), func(b *testing.B) {
 			for b.Loop() {
-				if d := newTestDir(b, dir); len(d.last.Resources) != 3*n || len(d.last.Problems) > 0 {
-					b.Fatalf("%d resources, problems %v", len(d.last.Resources), d.last.Problems)
+				if d := newTestDir(b, dir); d.last.Resources.Len() != 3*n || len(d.last.Problems) > 0 {
+					b.Fatalf("%d resources, problems %v", d.last.Resources.Len(), d.last.Problems)
 				}
 			}
 		})
