@@ -22,3 +22,8 @@ type WireRequest wireRequest
 func (a *Authorizer) CheckWire(ctx context.Context, w *WireRequest) (*authv3.CheckResponse, error) {
 	return a.check(ctx, &w.req, w.raw)
 }
+
+// CheckHandler is the gRPC handler of Check with dec as the message decoder.
+func (a *Authorizer) CheckHandler(ctx context.Context, dec func(any) error) (any, error) {
+	return checkHandler(a, ctx, dec, nil)
+}

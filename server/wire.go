@@ -5,8 +5,10 @@ import (
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -56,6 +58,12 @@ func checkHandler(srv any, ctx context.Context, dec func(any) error, interceptor
 	in := new(wireRequest)
 	a := srv.(*Authorizer)
 	if err := dec(in); err != nil {
+		if c := status.Code(err); c == codes.Canceled || c == codes.DeadlineExceeded {
+			// The client gave up before its request was read: nothing was decoded, and
+			// nobody is waiting for an answer. Not an error of the request or of ours.
+			a.log.Debug().Err(err).Msg("the client gave up before its CheckRequest was read")
+			return nil, err
+		}
 		// gRPC has answered codes.Internal already and logs nothing: say which request.
 		a.log.Error().Str("request_id", requestID(in.raw)).Err(err).Msg("CheckRequest cannot be decoded; Envoy gets codes.Internal")
 		a.metrics.observe("", outcomeError)
