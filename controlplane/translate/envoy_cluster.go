@@ -29,10 +29,7 @@ const ConnectTimeout = 5 * time.Second
 // traffic goes through, where the control plane resolving it would freeze one answer
 // and see another network's DNS. Discovered endpoints (Kubernetes) are IPs: EDS.
 func EnvoyCluster(c *Cluster, http2 bool) (*clusterv3.Cluster, *endpointv3.ClusterLoadAssignment) {
-	out := &clusterv3.Cluster{
-		Name:           c.Name,
-		ConnectTimeout: durationpb.New(ConnectTimeout),
-	}
+	out := &clusterv3.Cluster{Name: c.Name, ConnectTimeout: connectTimeout}
 	if http2 {
 		opts, err := anypb.New(&upstreamhttpv3.HttpProtocolOptions{
 			UpstreamProtocolOptions: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig_{
@@ -55,10 +52,17 @@ func EnvoyCluster(c *Cluster, http2 bool) (*clusterv3.Cluster, *endpointv3.Clust
 		out.LoadAssignment = cla
 		return out, nil
 	}
-	out.ClusterDiscoveryType = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS}
-	out.EdsClusterConfig = &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource()}
+	out.ClusterDiscoveryType, out.EdsClusterConfig = edsType, edsConfig
 	return out, cla
 }
+
+// What every EDS cluster has alike, built once and shared (messages are never modified
+// once built): at 10k clusters these were a fifth of their memory.
+var (
+	connectTimeout = durationpb.New(ConnectTimeout)
+	edsType        = &clusterv3.Cluster_Type{Type: clusterv3.Cluster_EDS}
+	edsConfig      = &clusterv3.Cluster_EdsClusterConfig{EdsConfig: adsSource()}
+)
 
 func lbEndpoints(hosts []Host) []*endpointv3.LbEndpoint {
 	out := make([]*endpointv3.LbEndpoint, 0, len(hosts))
