@@ -96,8 +96,12 @@ func (s *Set) Add(data []byte, source string) error {
 	if err := checkSize(source, int64(len(data))); err != nil {
 		return err
 	}
-	if doc := fastDocument(data); doc != nil {
-		return errors.Join(s.addDocument(doc, source, true)...)
+	if docs := fastDocuments(data); docs != nil {
+		var errs []error
+		for _, doc := range docs {
+			errs = append(errs, s.addDocument(doc, source, true)...)
+		}
+		return errors.Join(errs...)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var errs []error
@@ -117,7 +121,7 @@ func (s *Set) Add(data []byte, source string) error {
 }
 
 // addDocument adds the resource of one parsed document to s, or returns its problems.
-// fast says fastDocument parsed it.
+// fast says fastDocuments parsed it.
 func (s *Set) addDocument(doc *yaml.Node, source string, fast bool) []error {
 	var errs []error
 	before := s.counts()

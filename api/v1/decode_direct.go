@@ -11,7 +11,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// build sets v from the nodes of a fast-path document (fastDocument) that checkFields
+// build sets v from the nodes of a fast-path document (fastDocuments) that checkFields
 // found nothing wrong with, as encoding/json would from the document written as JSON,
 // without that round trip: decoding the document into generic values, marshalling them
 // and decoding the JSON was most of the time left after parsing. It returns false for

@@ -92,11 +92,11 @@ func TestBuildIsTheJSONRoundTrip(t *testing.T) {
 // says whether build made a resource of it.
 func sameAsRoundTrip(t *testing.T, data []byte) bool {
 	t.Helper()
-	doc := fastDocument(data)
-	if doc == nil || duplicateKeys(doc) {
+	docs := fastDocuments(data)
+	if len(docs) != 1 || duplicateKeys(docs[0]) {
 		return false
 	}
-	root := doc.Content[0]
+	root := docs[0].Content[0]
 	tm, err := typeMeta(root)
 	if err != nil {
 		return false

@@ -6,16 +6,17 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// fastDocument parses data as one YAML document when it is written in the plain
+// fastDocuments parses data as YAML documents when they are written in the plain
 // subset resource files are written in: block mappings and sequences indented with
-// spaces, one-line flow collections, plain and simple quoted scalars, comments. It
-// returns the same node tree as yaml.v3 (TestFastDocumentIsYAMLv3 and
-// FuzzFastDocument hold it to that, comments aside, which nothing reads), or nil for
-// anything else, which yaml.v3 then parses (and reports, when it is wrong).
+// spaces, one-line flow collections, plain and simple quoted scalars, comments, "---"
+// between documents. It returns the same node trees as yaml.v3
+// (TestFastDocumentsAreYAMLv3 and FuzzFastDocuments hold it to that, comments aside,
+// which nothing reads), or nil for anything else, which yaml.v3 then parses (and
+// reports, when it is wrong).
 //
 // Why: the control plane reads tens of thousands of such files at start, and
 // yaml.v3's general parser was half of the time it took to decode them.
-func fastDocument(data []byte) *yaml.Node {
+func fastDocuments(data []byte) []*yaml.Node {
 	for _, c := range data {
 		// ASCII without tabs or CR: columns are bytes and indentation is spaces.
 		if c != '\n' && (c < ' ' || c > '~') {
@@ -23,21 +24,34 @@ func fastDocument(data []byte) *yaml.Node {
 		}
 	}
 	p := fastParser{lines: bytes.Split(data, []byte("\n"))}
+	var docs []*yaml.Node
+	for p.skipBlank(); p.i < len(p.lines); {
+		doc := p.document()
+		if doc == nil {
+			return nil
+		}
+		docs = append(docs, doc)
+	}
+	return docs
+}
+
+// document parses one document: an optional "---" line, then a block mapping at
+// column 1 up to the end or the next "---" line.
+func (p *fastParser) document() *yaml.Node {
 	doc := &yaml.Node{Kind: yaml.DocumentNode}
-	p.skipBlank()
-	if p.i < len(p.lines) && string(p.lines[p.i]) == "---" {
+	if isStart(p.lines[p.i]) {
 		doc.Line, doc.Column = p.i+1, 1
 		p.i++
 		p.skipBlank()
 	}
 	if p.i == len(p.lines) || indent(p.lines[p.i]) != 0 || marker(p.lines[p.i]) {
-		return nil
+		return nil // an empty document, or not a mapping
 	}
 	if doc.Line == 0 {
 		doc.Line, doc.Column = p.i+1, 1
 	}
 	root := p.blockMapping(0)
-	if root == nil || p.i != len(p.lines) {
+	if root == nil || (p.i < len(p.lines) && !isStart(p.lines[p.i])) {
 		return nil
 	}
 	doc.Content = []*yaml.Node{root}
@@ -75,22 +89,27 @@ func (p *fastParser) skipBlank() {
 	}
 }
 
-// next is the indentation of the next line with content, or -1 at the end. A document
-// marker ends the fast path (-2).
+// next is the indentation of the next line with content, or -1 at the end of the
+// document ("---" or the end of data). Any other document marker ends the fast path
+// (-2).
 func (p *fastParser) next() int {
 	p.skipBlank()
-	if p.i == len(p.lines) {
+	switch {
+	case p.i == len(p.lines) || isStart(p.lines[p.i]):
 		return -1
-	}
-	if marker(p.lines[p.i]) {
+	case marker(p.lines[p.i]):
 		return -2
 	}
 	return indent(p.lines[p.i])
 }
 
+// marker says whether a line starts with a document marker; isStart whether it is
+// exactly "---", the one the fast path takes (between documents).
 func marker(l []byte) bool {
 	return bytes.HasPrefix(l, []byte("---")) || bytes.HasPrefix(l, []byte("..."))
 }
+
+func isStart(l []byte) bool { return string(l) == "---" }
 
 func indent(l []byte) int {
 	n := 0

@@ -6,7 +6,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// The scalars of fastDocument.
+// The scalars of fastDocuments.
 
 // quoted parses a one-line quoted scalar without escapes (other than ” in single
 // quotes).

@@ -31,32 +31,40 @@ func shapeOf(n *yaml.Node) shape {
 	return s
 }
 
-// v3Document is yaml.v3's tree of data when it holds exactly one document.
-func v3Document(data []byte) (*yaml.Node, error) {
+// v3Documents are yaml.v3's trees of data's documents.
+func v3Documents(data []byte) ([]shape, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc, more yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		return nil, err
+	var docs []shape
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, shapeOf(&doc))
 	}
-	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
-		return nil, errors.New("more than one document")
-	}
-	return &doc, nil
 }
 
-// sameAsV3 fails t when fastDocument takes data and yaml.v3 reads it otherwise. It
+// sameAsV3 fails t when fastDocuments takes data and yaml.v3 reads it otherwise. It
 // says whether the fast path took it.
 func sameAsV3(t *testing.T, data []byte) bool {
 	t.Helper()
-	fast := fastDocument(data)
+	fast := fastDocuments(data)
 	if fast == nil {
 		return false
 	}
-	doc, err := v3Document(data)
+	want, err := v3Documents(data)
 	if err != nil {
 		t.Fatalf("the fast path took what yaml.v3 refuses (%v):\n%s", err, data)
 	}
-	if diff := cmp.Diff(shapeOf(doc), shapeOf(fast)); diff != "" {
+	var got []shape
+	for _, doc := range fast {
+		got = append(got, shapeOf(doc))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("the fast path differs from yaml.v3 (-v3 +fast):\n%s\n%s", diff, data)
 	}
 	return true
@@ -80,7 +88,11 @@ var fastCases = []struct {
 	{"no newline at the end", "a: b", true},
 	{"bench virtual service", "apiVersion: gateway.gatehouse.dev/v1\nkind: VirtualService\nmetadata:\n  name: vs-00007\n  namespace: bench\nspec:\n  virtualHost:\n    domains: [vs-00007.example.com]\n    routes:\n      - matchers: [{prefix: /open-0}]\n        routeAction: {single: {upstream: {name: up-00007, namespace: bench}}}\n", true},
 
-	{"two documents", "a: b\n---\nc: d\n", false},
+	{"documents", "a: b\n---\nc: d\n# x\n---\n\ne:\n  - f\n", true},
+	{"documents after a leading marker", "---\na: b\n---\nc: d", true},
+	{"empty document", "---\n---\na: b\n", false},
+	{"trailing marker", "a: b\n---\n", false},
+	{"marker with content", "a: b\n--- c\n", false},
 	{"document end", "a: b\n...\n", false},
 	{"empty", "", false},
 	{"only comments", "# x\n", false},
@@ -108,9 +120,9 @@ var fastCases = []struct {
 	{"duplicate key", "a: b\na: c\n", true}, // parsed alike; decoding refuses it
 }
 
-// TestFastDocumentIsYAMLv3: what the fast path takes, it parses as yaml.v3 does; what
+// TestFastDocumentsAreYAMLv3: what the fast path takes, it parses as yaml.v3 does; what
 // it does not take is left to yaml.v3.
-func TestFastDocumentIsYAMLv3(t *testing.T) {
+func TestFastDocumentsAreYAMLv3(t *testing.T) {
 	for _, c := range fastCases {
 		t.Run(c.name, func(t *testing.T) {
 			if got := sameAsV3(t, []byte(c.yaml)); got != c.fast {
@@ -120,9 +132,9 @@ func TestFastDocumentIsYAMLv3(t *testing.T) {
 	}
 }
 
-// TestFastDocumentOnTheRepositorysYAML: every YAML file of the repository the fast
+// TestFastDocumentsOnTheRepositorysYAML: every YAML file of the repository the fast
 // path takes parses as with yaml.v3.
-func TestFastDocumentOnTheRepositorysYAML(t *testing.T) {
+func TestFastDocumentsOnTheRepositorysYAML(t *testing.T) {
 	taken := 0
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -154,9 +166,9 @@ func TestFastDocumentOnTheRepositorysYAML(t *testing.T) {
 	t.Logf("the fast path took %d files", taken)
 }
 
-// FuzzFastDocument: whatever the input, the fast path either declines it or parses it
+// FuzzFastDocuments: whatever the input, the fast path either declines it or parses it
 // as yaml.v3 does.
-func FuzzFastDocument(f *testing.F) {
+func FuzzFastDocuments(f *testing.F) {
 	for _, c := range fastCases {
 		f.Add([]byte(c.yaml))
 	}
