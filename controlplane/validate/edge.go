@@ -70,8 +70,11 @@ type entry struct {
 	serving *source.Resource // the version serving, nil when none
 	removed bool
 
-	// Translations, of the current (self) and last accepted version, by hash.
-	self, lastT translation
+	// Translations, of the current (self) and last accepted version, by hash. The
+	// last is needed only while a rejected version has an accepted one before it, so
+	// it is made then (an entry per resource: 30,000 of them at 10,000 services).
+	self  translation
+	lastT *translation
 	// Serving results, by kind.
 	cluster  *translate.Cluster
 	vh       *translate.VirtualHost
@@ -116,6 +119,14 @@ func (e *entry) resource() *Resource {
 		r.Serving = e.serving.Hash
 	}
 	return r
+}
+
+// lastTranslation is where the last accepted version's translation is kept.
+func (e *entry) lastTranslation() *translation {
+	if e.lastT == nil {
+		e.lastT = &translation{}
+	}
+	return e.lastT
 }
 
 // lastVersion is the last accepted version when it differs from the current one.

@@ -103,7 +103,7 @@ func (v *Validator) resolve(batch []*entry, next work, restatus map[*entry]bool)
 			why[e] = problems
 		}
 		if last := e.lastVersion(); last != nil {
-			lt := vhOf(&e.lastT, last)
+			lt := vhOf(e.lastTranslation(), last)
 			refs = v.refKeys(lt.vh, refs)
 			if lt.err == nil && len(v.refProblems(lt.vh)) == 0 {
 				queue = append(queue, candidate{e: e, vh: lt.vh, version: last, fallback: true, tier: v.tier(e, lt.vh, ownedBefore[e], before)})

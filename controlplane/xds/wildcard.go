@@ -47,21 +47,22 @@ const maxLog = 4096
 // wireResource is a resource and, once a watch needs them, its serialization and
 // version (a gateway proxy that subscribes by name never needs them here).
 type wireResource struct {
-	res  types.Resource
-	wire func() ([]byte, error)
+	once    sync.Once
+	res     types.Resource
+	bytes   []byte
+	version string // the content hash, as go-control-plane's caches compute it
+	err     error
 }
 
-func newWireResource(res types.Resource) *wireResource {
-	return &wireResource{res: res, wire: sync.OnceValues(func() ([]byte, error) { return cachev3.MarshalResource(res) })}
-}
-
-// version is the content hash, as go-control-plane's caches compute it.
-func (r *wireResource) version() (string, error) {
-	b, err := r.wire()
-	if err != nil {
-		return "", err
-	}
-	return cachev3.HashResource(b), nil
+// wire serializes and hashes r the first time it is asked for.
+func (r *wireResource) wire() (*wireResource, error) {
+	r.once.Do(func() {
+		r.bytes, r.err = cachev3.MarshalResource(r.res)
+		if r.err == nil {
+			r.version = cachev3.HashResource(r.bytes)
+		}
+	})
+	return r, r.err
 }
 
 type logged struct {
@@ -95,7 +96,7 @@ func (w *wildcardSet) update(upsert map[string]types.Resource, remove []string) 
 	defer w.mu.Unlock()
 	w.seq++
 	for name, res := range upsert {
-		w.resources[name] = newWireResource(res)
+		w.resources[name] = &wireResource{res: res}
 		w.log = append(w.log, logged{w.seq, name})
 	}
 	for _, name := range remove {
@@ -172,9 +173,8 @@ func (w *wildcardSet) respond(wt *wildcardWatch, evenIfEmpty bool) (bool, error)
 	// server hands it back as the returned resources of the next request, and nothing
 	// reads it meanwhile (the stream's watch is cancelled before its subscription is).
 	for _, c := range changed {
-		b, _ := w.resources[c.name].wire() // no error: its version was computed
 		resp.Resources = append(resp.Resources, &discovery.Resource{Name: c.name, Version: c.version,
-			Resource: &anypb.Any{TypeUrl: w.typeURL, Value: b}})
+			Resource: &anypb.Any{TypeUrl: w.typeURL, Value: w.resources[c.name].bytes}}) // serialized by differs
 		next[c.name] = c.version
 	}
 	for _, name := range removed {
@@ -193,11 +193,10 @@ type missed struct{ name, version string }
 
 // differs says whether the client's version v (was: it has one) is not r's.
 func differs(name string, r *wireResource, v string, was bool) (missed, bool, error) {
-	version, err := r.version()
-	if err != nil {
+	if _, err := r.wire(); err != nil {
 		return missed{}, false, fmt.Errorf("%s: marshaling: %w", name, err)
 	}
-	return missed{name, version}, !was || v != version, nil
+	return missed{name, r.version}, !was || v != r.version, nil
 }
 
 // since is what changed after seq and differs from known.
