@@ -109,12 +109,15 @@ func (rl *role) diffRoutes(c *change, name string, res types.Resource, old serve
 			edit.drop = append(edit.drop, vh)
 		}
 	}
-	wire := wireRoutes(rc, shallow, func(vh *route.VirtualHost) []byte {
+	wire, err := wireRoutes(rc, shallow, func(vh *route.VirtualHost) []byte {
 		if info, ok := edit.add[vh]; ok {
 			return info.wire
 		}
 		return memo[vh].wire
 	})
+	if err != nil {
+		return err
+	}
 	// Its references are kept in parts (route_refs.go), not in served.refs.
 	c.upsert[key{RouteType, name}] = served{res: res, wire: wire, version: lazyVersion(wire)}
 	c.parts[name] = edit
@@ -173,23 +176,48 @@ func changedPositions(memo vhostMemo, old, next []*route.VirtualHost) (maybeNew 
 	return maybeNew, maybeGone
 }
 
-// wireRoutes is rc as handed to the cache: shallow (rc without its virtual hosts)
-// carrying the serialized virtual hosts (wireOf), in order, as unknown fields.
-func wireRoutes(rc, shallow *route.RouteConfiguration, wireOf func(*route.VirtualHost) []byte) *route.RouteConfiguration {
+// wireRoutes is rc as handed to the cache: its whole serialization (shallow, which is
+// rc without its virtual hosts, then the serialized virtual hosts (wireOf) in order,
+// then rc's unknown fields) as the unknown fields of an otherwise empty message, which
+// protobuf emits verbatim: what MarshalResource gives for rc, built with one copy of
+// the virtual hosts, and taken as it is by serialized.
+func wireRoutes(rc, shallow *route.RouteConfiguration, wireOf func(*route.VirtualHost) []byte) (*route.RouteConfiguration, error) {
+	head, err := cachev3.MarshalResource(shallow)
+	if err != nil {
+		return nil, fmt.Errorf("marshaling: %w", err)
+	}
 	wires := make([][]byte, len(rc.GetVirtualHosts()))
-	size := len(rc.ProtoReflect().GetUnknown())
+	size := len(head) + len(rc.ProtoReflect().GetUnknown())
 	for i, vh := range rc.GetVirtualHosts() {
 		wires[i] = wireOf(vh)
 		size += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(wires[i]))
 	}
-	raw := make([]byte, 0, size)
+	raw := append(make([]byte, 0, size), head...)
 	for _, b := range wires {
 		raw = protowire.AppendTag(raw, virtualHostsField, protowire.BytesType)
 		raw = protowire.AppendBytes(raw, b)
 	}
 	raw = append(raw, rc.ProtoReflect().GetUnknown()...)
-	shallow.ProtoReflect().SetUnknown(raw)
-	return shallow
+	out := &route.RouteConfiguration{}
+	out.ProtoReflect().SetUnknown(raw)
+	return out, nil
+}
+
+// serialized is what cachev3.MarshalResource gives for res; a message with nothing
+// but unknown fields (a wire route configuration) is those bytes, taken without a copy.
+func serialized(res types.Resource) ([]byte, error) {
+	m := res.ProtoReflect()
+	if raw := m.GetUnknown(); len(raw) > 0 {
+		empty := true
+		m.Range(func(protoreflect.FieldDescriptor, protoreflect.Value) bool {
+			empty = false
+			return false
+		})
+		if empty {
+			return raw, nil
+		}
+	}
+	return cachev3.MarshalResource(res)
 }
 
 // withoutVirtualHosts is rc without its virtual hosts, sharing everything else.
@@ -222,7 +250,7 @@ func sameRoutes(old, next, nextShallow *route.RouteConfiguration) bool {
 // lazyVersion hashes res the first time its version is asked for.
 func lazyVersion(res types.Resource) func() string {
 	return sync.OnceValue(func() string {
-		b, err := cachev3.MarshalResource(res)
+		b, err := serialized(res)
 		if err != nil {
 			return ""
 		}

@@ -57,7 +57,7 @@ type wireResource struct {
 // wire serializes and hashes r the first time it is asked for.
 func (r *wireResource) wire() (*wireResource, error) {
 	r.once.Do(func() {
-		r.bytes, r.err = cachev3.MarshalResource(r.res)
+		r.bytes, r.err = serialized(r.res)
 		if r.err == nil {
 			r.version = cachev3.HashResource(r.bytes)
 		}
