@@ -64,48 +64,47 @@ func (o *extauthObserver) intercept(ctx context.Context, req any, _ *grpc.UnaryS
 	return resp, err
 }
 
-// build wraps every step of the chains b builds.
+// build wraps every step of the chains b builds in a span, and times them through the
+// chain (one clock reading a step; the clock can cost a few hundred nanoseconds on a
+// virtual machine).
 func (o *extauthObserver) build(b server.BuildFunc) server.BuildFunc {
 	return func(ctx context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
 		c, err := b(ctx, cfg)
 		if err != nil || c == nil {
 			return c, err
 		}
+		hists := make([]prometheus.Observer, len(c.Steps))
 		for i, s := range c.Steps {
-			c.Steps[i] = &observedStep{Step: s, o: o, hist: o.steps.WithLabelValues(c.ID, s.Name())}
+			hists[i] = o.steps.WithLabelValues(c.ID, s.Name())
+			c.Steps[i] = &tracedStep{Step: s, o: o}
 		}
+		c.OnStep = func(i int, took time.Duration) { hists[i].Observe(took.Seconds()) }
 		return c, nil
 	}
 }
 
-// observedStep is a step with a span and a latency per call.
-type observedStep struct {
+// tracedStep is a step with a span when its Check is traced.
+type tracedStep struct {
 	chain.Step
-	o    *extauthObserver
-	hist prometheus.Observer
+	o *extauthObserver
 }
 
 // File forwards the plugin file a step runs, which stuck-call reports name.
-func (s *observedStep) File() string {
+func (s *tracedStep) File() string {
 	if f, ok := s.Step.(interface{ File() string }); ok {
 		return f.File()
 	}
 	return ""
 }
 
-func (s *observedStep) Authorize(ctx context.Context, req *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
+func (s *tracedStep) Authorize(ctx context.Context, req *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
 	if !trace.SpanFromContext(ctx).IsRecording() {
 		// The Check was not sampled: its steps are not either, and skipping the
 		// tracer altogether saves the per-step allocations of a span nobody keeps.
-		start := time.Now()
-		resp, err := s.Step.Authorize(ctx, req)
-		s.hist.Observe(time.Since(start).Seconds())
-		return resp, err
+		return s.Step.Authorize(ctx, req)
 	}
 	ctx, span := s.o.tracer.Start(ctx, "extauth.step", trace.WithAttributes(attribute.String("step", s.Name())))
-	start := time.Now()
 	resp, err := s.Step.Authorize(ctx, req)
-	s.hist.Observe(time.Since(start).Seconds())
 	switch {
 	case err != nil:
 		span.SetStatus(codes.Error, "step failed")

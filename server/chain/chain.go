@@ -42,6 +42,11 @@ type Chain struct {
 	// that the steps may set or remove; any other is refused. Header syntax and
 	// pseudo-headers are checked whatever this says.
 	AllowHeaders []string
+	// OnStep, when set, is told how long each step took, on the run's goroutine as the
+	// step returns: from the end of the step before (its header check and merge
+	// included) or the start of the run. One clock reading a step, not two. A call
+	// that outlived its deadline is not reported (the stuck-call metrics count it).
+	OnStep func(step int, took time.Duration)
 
 	once    sync.Once
 	slots   []*budget // one per step, made on first use
@@ -133,6 +138,10 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 func (r *run) steps() Outcome {
 	c := r.chain
 	merged := &r.merged
+	var last time.Time
+	if c.OnStep != nil {
+		last = time.Now()
+	}
 	for i, s := range c.Steps {
 		if err := r.ctx.Err(); i > 0 && err != nil {
 			// Past the deadline no further step starts (step 0 holds its slot
@@ -142,6 +151,11 @@ func (r *run) steps() Outcome {
 		resp, err, ok := r.call(i)
 		if !ok {
 			return Outcome{} // given up: nobody reads it
+		}
+		if c.OnStep != nil {
+			now := time.Now()
+			c.OnStep(i, now.Sub(last))
+			last = now
 		}
 		if err == nil {
 			// What a step returns goes to Envoy as it is: a header Envoy must not get

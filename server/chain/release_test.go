@@ -58,3 +58,36 @@ func TestReleasedOutcomeLeavesNothingBehind(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// OnStep hears of every step that answered, in order, with the time it took.
+func TestOnStepTimesEveryStep(t *testing.T) {
+	const nap = 10 * time.Millisecond
+	slow := &step{name: "step/slow", fn: func(context.Context, *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
+		time.Sleep(nap)
+		return pluginapi.Allow(), nil
+	}}
+	for _, tc := range []struct {
+		name      string
+		steps     []chain.Step
+		wantSteps []int
+		slowStep  int // index of the step that sleeps, -1 for none
+	}{
+		{name: "all allow", steps: []chain.Step{answers("step/a", nil, *pluginapi.Allow()), slow, answers("step/c", nil, *pluginapi.Allow())}, wantSteps: []int{0, 1, 2}, slowStep: 1},
+		{name: "deny stops", steps: []chain.Step{slow, answers("step/deny", nil, *pluginapi.Forbidden()), answers("step/c", nil, *pluginapi.Allow())}, wantSteps: []int{0, 1}, slowStep: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []int
+			var took []time.Duration
+			c := &chain.Chain{ID: "default.timed", Steps: tc.steps, Timeout: time.Minute,
+				OnStep: func(i int, d time.Duration) { got, took = append(got, i), append(took, d) }}
+			out := c.Run(context.Background(), &pluginapi.AuthorizationRequest{})
+			out.Release()
+			if diff := cmp.Diff(tc.wantSteps, got); diff != "" {
+				t.Fatalf("steps reported (-want +got):\n%s", diff)
+			}
+			if took[tc.slowStep] < nap {
+				t.Errorf("step %d slept %s but was reported to take %s", tc.slowStep, nap, took[tc.slowStep])
+			}
+		})
+	}
+}
