@@ -26,7 +26,7 @@ type Metrics struct {
 	checks *prometheus.CounterVec
 	// decided holds a *decidedCounters per config_id that served a Check.
 	decided sync.Map
-	status  *prometheus.GaugeVec
+	status  statusCollector
 	source  *prometheus.GaugeVec
 }
 
@@ -37,10 +37,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "gatehouse_extauth_checks_total",
 			Help: "Checks answered, by config_id and outcome (allowed, denied, unknown_config, no_config_id, error, panic, deadline).",
 		}, []string{"config_id", "outcome"}),
-		status: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "gatehouse_extauth_auth_config_status",
-			Help: "1 for the current state of each AuthConfig (Accepted or Rejected); serving_previous tells whether a last good version still serves.",
-		}, []string{"config_id", "state", "serving_previous"}),
 		source: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "gatehouse_extauth_config_source_problem",
 			Help: "1 while the config source (--config) cannot be applied (a document that does not parse, the folder gone), so no AuthConfig changes; 0 when it applies.",
@@ -54,7 +50,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "gatehouse_extauth_plugin_versions_loaded",
 		Help: "Plugin contents (distinct sha256) this process opened; Go cannot unload a plugin, so each stays in memory (a few MB) until the process ends.",
 	}, func() float64 { return float64(loader.LoadedVersions()) })
-	reg.MustRegister(m.checks, m.status, m.source, abandoned, versions, stuckCollector{})
+	reg.MustRegister(m.checks, &m.status, m.source, abandoned, versions, stuckCollector{})
 	return m
 }
 
@@ -107,14 +103,7 @@ func (m *Metrics) SetStatus(statuses []Status) {
 	if m == nil {
 		return
 	}
-	m.status.Reset()
-	for _, s := range statuses {
-		prev := "false"
-		if s.ServingPrevious {
-			prev = "true"
-		}
-		m.status.WithLabelValues(s.ID, s.State, prev).Set(1)
-	}
+	m.status.set(statuses)
 }
 
 // SetSource sets the config source gauge of path: 1 when err is set, 0 when nil.

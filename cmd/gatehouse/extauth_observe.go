@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
@@ -34,7 +35,7 @@ type extauthObserver struct {
 func newExtauthObserver(tracer trace.Tracer, ratio float64, reg prometheus.Registerer) *extauthObserver {
 	o := &extauthObserver{tracer: tracer, ratio: ratio, steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "gatehouse_extauth_step_seconds",
-		Help:    "Time one step took to decide a request, by config_id and step (serving configs only).",
+		Help:    "Time one step took to decide a request, by config_id and step; a series appears with its step's first call.",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
 	}, []string{"config_id", "step"})}
 	reg.MustRegister(o.steps)
@@ -73,12 +74,23 @@ func (o *extauthObserver) build(b server.BuildFunc) server.BuildFunc {
 		if err != nil || c == nil {
 			return c, err
 		}
-		hists := make([]prometheus.Observer, len(c.Steps))
-		for i, s := range c.Steps {
-			hists[i] = o.steps.WithLabelValues(c.ID, s.Name())
-			c.Steps[i] = &tracedStep{Step: s, o: o}
+		// A step's latency series is made on its first call: a histogram is ~1.7 kB of
+		// buckets and labels, and of 10,000 configs most may never serve a Check.
+		hists := make([]atomic.Pointer[prometheus.Observer], len(c.Steps))
+		id, steps := c.ID, c.Steps
+		for i, s := range steps {
+			steps[i] = &tracedStep{Step: s, o: o}
 		}
-		c.OnStep = func(i int, took time.Duration) { hists[i].Observe(took.Seconds()) }
+		c.OnStep = func(i int, took time.Duration) {
+			h := hists[i].Load()
+			if h == nil {
+				// Two first calls at once get the same series from the vector.
+				obs := o.steps.WithLabelValues(id, steps[i].Name())
+				h = &obs
+				hists[i].Store(h)
+			}
+			(*h).Observe(took.Seconds())
+		}
 		return c, nil
 	}
 }

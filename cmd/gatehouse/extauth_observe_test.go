@@ -5,10 +5,16 @@ import (
 	"testing"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
+	"gatehouse.dev/gatehouse/pluginapi"
+	"gatehouse.dev/gatehouse/server/chain"
 )
 
 // TestTraceSampleRatio: the observer records the share of Checks it is given, and a
@@ -52,3 +58,65 @@ func TestTraceSampleRatio(t *testing.T) {
 }
 
 func traceRecording(ctx context.Context) bool { return trace.SpanFromContext(ctx).IsRecording() }
+
+// TestStepSeriesOnFirstCall: building chains makes no latency series (10,000 configs
+// would hold 10,000 histograms, most never used); a step's first call makes its
+// series, and later calls add to it.
+func TestStepSeriesOnFirstCall(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	o := newExtauthObserver(noop.NewTracerProvider().Tracer("test"), 0, reg)
+	build := o.build(func(_ context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
+		return &chain.Chain{ID: cfg.GetConfigId(), Steps: []chain.Step{allowStep{}}}, nil
+	})
+	var chains []*chain.Chain
+	for _, id := range []string{"ns.a", "ns.b"} {
+		c, err := build(context.Background(), &extauthv1.ExtAuthConfig{ConfigId: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		chains = append(chains, c)
+	}
+	const name = "gatehouse_extauth_step_seconds"
+	counts := func() map[string]uint64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]uint64{}
+		for _, mf := range mfs {
+			if mf.GetName() != name {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				labels := ""
+				for _, l := range m.GetLabel() {
+					labels += l.GetName() + "=" + l.GetValue() + " "
+				}
+				out[labels] = m.GetHistogram().GetSampleCount()
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff(map[string]uint64{}, counts()); diff != "" {
+		t.Errorf("series after building (-want +got):\n%s", diff)
+	}
+	for range 3 {
+		out := chains[0].Run(context.Background(), &pluginapi.AuthorizationRequest{})
+		if out.Err != nil {
+			t.Fatal(out.Err)
+		}
+		out.Release()
+	}
+	if diff := cmp.Diff(map[string]uint64{"config_id=ns.a step=step/allow ": 3}, counts()); diff != "" {
+		t.Errorf("series after three calls of ns.a's step (-want +got):\n%s", diff)
+	}
+}
+
+type allowStep struct{}
+
+func (allowStep) Name() string { return "step/allow" }
+
+func (allowStep) Authorize(context.Context, *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
+	return &pluginapi.AuthorizationResponse{Allowed: true}, nil
+}

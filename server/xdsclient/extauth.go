@@ -16,32 +16,61 @@ import (
 // ExtAuthHandler is the Handle of an extauth server: it applies the ExtAuthConfigs it
 // is given as the full set of reg (a config that does not build is Rejected and its
 // last good version keeps serving), reports the statuses to status (may be nil), and
-// NACKs with one line "<config_id>: <reason>" per config that does not build.
+// NACKs with one line "<config_id>: <reason>" per config that does not build. Like
+// every Handle, it is called from one goroutine at a time.
 func ExtAuthHandler(reg *server.Registry, status func([]server.Status)) func(string, map[string]*anypb.Any) error {
+	// The client hands on the same *anypb.Any for as long as a resource is unchanged,
+	// so a resource is decoded again only when a response brings a new version: an
+	// edit of one config among 10,000 decodes one, and the registry is given the very
+	// configs it serves, which it compares by pointer and keeps once.
+	decoded := map[string]decodedConfig{}
 	return func(typeURL string, res map[string]*anypb.Any) error {
 		if typeURL != xds.ExtAuthConfigType {
 			return fmt.Errorf("extauth is not served %s", typeURL)
 		}
+		next := make(map[string]decodedConfig, len(res))
 		cfgs := make([]*extauthv1.ExtAuthConfig, 0, len(res))
 		rejected := map[string]error{}
 		for name, a := range res {
-			cfg := &extauthv1.ExtAuthConfig{}
-			if err := a.UnmarshalTo(cfg); err != nil {
-				rejected[name] = fmt.Errorf("unpacking %s: %w", a.GetTypeUrl(), err)
+			d, ok := decoded[name]
+			if !ok || d.from != a {
+				d = decodeConfig(name, a)
+			}
+			next[name] = d
+			if d.err != nil {
+				rejected[name] = d.err
 				continue
 			}
-			if cfg.GetConfigId() != name {
-				rejected[name] = fmt.Errorf("config_id %q differs from the resource name", cfg.GetConfigId())
-				continue
-			}
-			cfgs = append(cfgs, cfg)
+			cfgs = append(cfgs, d.cfg)
 		}
+		decoded = next
 		statuses := reg.Apply(cfgs, rejected)
 		if status != nil {
 			status(statuses)
 		}
 		return nackDetail(statuses)
 	}
+}
+
+// decodedConfig is one resource as decoded, with the resource it came from.
+type decodedConfig struct {
+	from *anypb.Any
+	cfg  *extauthv1.ExtAuthConfig
+	err  error
+}
+
+func decodeConfig(name string, a *anypb.Any) decodedConfig {
+	d := decodedConfig{from: a}
+	cfg := &extauthv1.ExtAuthConfig{}
+	switch err := a.UnmarshalTo(cfg); {
+	case err != nil:
+		d.err = fmt.Errorf("unpacking %s: %w", a.GetTypeUrl(), err)
+	case cfg.GetConfigId() != name:
+		d.err = fmt.Errorf("config_id %q differs from the resource name", cfg.GetConfigId())
+	default:
+		d.cfg = cfg
+	}
+	return d
 }
 
 // nackDetail is the NACK error_detail for statuses: one line per Rejected config.
