@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"sigs.k8s.io/yaml"
+
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/controlplane/source"
 )
@@ -118,7 +120,7 @@ func Replace(in *source.Input, obj any) *source.Input {
 	return &source.Input{Source: in.Source, Resources: in.Resources.With([]source.Resource{r}, nil), Problems: in.Problems}
 }
 
-// WriteDir writes the generated set of scale n as YAML files into dir, perFile
+// WriteDir writes the generated set of scale n as block YAML files into dir, perFile
 // resources to a file (files resources-00000.yaml, ...), for a process-level benchmark
 // of `gatehouse controlplane --resources dir`. extauthAddr:extauthPort is where the
 // extauth server's Upstream points.
@@ -128,13 +130,12 @@ func WriteDir(dir string, n, perFile int, extauthAddr string, extauthPort int) e
 	for f := 0; f*perFile < len(objs); f++ {
 		var b strings.Builder
 		for _, o := range objs[f*perFile : min((f+1)*perFile, len(objs))] {
-			doc, err := json.Marshal(o) // JSON is YAML
+			doc, err := yaml.Marshal(o) // block YAML, as people write resource files
 			if err != nil {
 				return err
 			}
 			b.WriteString("---\n")
 			b.Write(doc)
-			b.WriteString("\n")
 		}
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("resources-%05d.yaml", f)), []byte(b.String()), 0o644); err != nil {
 			return fmt.Errorf("pipelinetest: %w", err)
