@@ -105,6 +105,11 @@ func (rs Resources) With(put []Resource, remove []Key) Resources {
 		if i, ok := find(chunks[c], k); ok {
 			chunks[c] = slices.Delete(edit(c), i, i+1)
 			n--
+			if len(chunks[c]) == 0 {
+				// chunkOf needs every chunk non-empty (a file edited in place
+				// removes its resources and puts them back).
+				chunks, copied = dropChunk(chunks, copied, c)
+			}
 		}
 	}
 	for _, r := range put {
@@ -126,6 +131,21 @@ func (rs Resources) With(put []Resource, remove []Key) Resources {
 		n++
 	}
 	return Resources{chunks: rebalance(chunks, copied), n: n}
+}
+
+// dropChunk takes chunk c out of chunks (With's own copy), keeping track of which of
+// the others were copied.
+func dropChunk(chunks [][]Resource, copied map[int]bool, c int) ([][]Resource, map[int]bool) {
+	kept := make(map[int]bool, len(copied))
+	for i := range copied {
+		switch {
+		case i < c:
+			kept[i] = true
+		case i > c:
+			kept[i-1] = true
+		}
+	}
+	return slices.Delete(chunks, c, c+1), kept
 }
 
 // rebalance drops the chunks an edit emptied and splits those it grew too large.

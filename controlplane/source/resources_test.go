@@ -140,3 +140,61 @@ func sameChange(a, b Change) bool {
 	same := func(x, y *Resource) bool { return (x == nil) == (y == nil) && (x == nil || *x == *y) }
 	return a.I == b.I && a.J == b.J && same(a.Was, b.Was) && same(a.Now, b.Now)
 }
+
+// TestResourcesWithEmptiesAChunk: removals that empty a chunk, with puts in the same
+// edit (a file edited in place removes its resources and puts them back).
+func TestResourcesWithEmptiesAChunk(t *testing.T) {
+	keys := func(rs []Resource) []Key {
+		var ks []Key
+		for _, r := range rs {
+			ks = append(ks, r.Key())
+		}
+		return ks
+	}
+	three := []Resource{testResource(1, 0), testResource(2, 0), testResource(3, 0)}
+	var many []Resource // three chunks: [0, 256), [256, 512), [512, 600)
+	for i := range 600 {
+		many = append(many, testResource(i, 0))
+	}
+	tests := []struct {
+		name   string
+		start  []Resource
+		put    []Resource
+		remove []Key
+	}{
+		{name: "the only chunk emptied and filled again", start: three,
+			put: []Resource{testResource(1, 1), testResource(2, 1), testResource(3, 1)}, remove: keys(three)},
+		{name: "the only chunk emptied, another key put", start: three,
+			put: []Resource{testResource(9, 1)}, remove: keys(three)},
+		{name: "a middle chunk emptied, keys put before and after it", start: many,
+			put: []Resource{testResource(300, 1), testResource(100, 1), testResource(700, 1)}, remove: keys(many[256:512])},
+		{name: "every chunk emptied", start: many, put: []Resource{testResource(5, 1)}, remove: keys(many)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := NewResources(slices.Clone(tt.start)).With(tt.put, tt.remove)
+			var want []Resource
+			for _, r := range tt.start {
+				if !slices.Contains(tt.remove, r.Key()) {
+					want = append(want, r)
+				}
+			}
+			for _, r := range tt.put {
+				i, ok := find(want, r.Key())
+				if ok {
+					want[i] = r
+				} else {
+					want = slices.Insert(want, i, r)
+				}
+			}
+			if diff := cmp.Diff(want, got.Slice()); diff != "" {
+				t.Errorf("-want +got:\n%s", diff)
+			}
+			for _, c := range got.chunks {
+				if len(c) == 0 {
+					t.Errorf("an empty chunk is left")
+				}
+			}
+		})
+	}
+}
