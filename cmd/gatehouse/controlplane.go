@@ -112,7 +112,7 @@ func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error
 	}
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer()}
+	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer(xds.GRPCServerOptions()...)}
 	cp.tracing = tracing.New()
 	cp.tracer = cp.tracing.Tracer("gatehouse/controlplane")
 	cp.runCtx = context.Background()

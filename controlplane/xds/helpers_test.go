@@ -36,7 +36,7 @@ func startServer(t *testing.T) *testServer {
 		Log: testLog(t), Registerer: ts.reg,
 		OnNack: func(n xds.Nack) { ts.nacks <- n },
 	})
-	g := grpc.NewServer()
+	g := grpc.NewServer(xds.GRPCServerOptions()...)
 	ts.Register(g)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,6 +1,7 @@
 package xds_test
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -276,5 +277,29 @@ func TestNacksNameTheirNodeWhenStreamsOfBothKindsAreOpen(t *testing.T) {
 	c.answer(r, "", "rejected")
 	if got := (<-s.nacks).NodeID; got != "extauth-sotw" {
 		t.Errorf("NACK booked to node %q, want extauth-sotw", got)
+	}
+}
+
+// A NACK larger than gRPC's default message bound (an extauth replica rejecting
+// thousands of configs) is received and reported, not refused with a stream reset.
+func TestLargeNackIsReported(t *testing.T) {
+	s := startServer(t)
+	if err := s.Publish(xds.RoleExtauth, xdstest.Extauth(2)); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := 0; b.Len() < 6<<20; i++ {
+		fmt.Fprintf(&b, "bench.svc-%05d: %s\n", i, strings.Repeat("r", 600))
+	}
+	detail := strings.TrimSuffix(b.String(), "\n")
+	c := newDelta(t, s.addr, node("extauth-1", xds.RoleExtauth), nil, xds.ExtAuthConfigType)
+	c.answer(c.next(), detail)
+	select {
+	case got := <-s.nacks:
+		if got.Detail != detail {
+			t.Errorf("NACK detail of %d bytes reported as %d bytes", len(detail), len(got.Detail))
+		}
+	case <-time.After(wait):
+		t.Fatal("a NACK of 6 MiB was not reported")
 	}
 }

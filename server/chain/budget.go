@@ -147,8 +147,11 @@ func Stuck() []StuckStep {
 
 // Stuck reports the steps of c with stuck calls, in chain order.
 func (c *Chain) Stuck() []StuckStep {
+	if !c.prepared.Load() {
+		return nil // never run: no call of it can be stuck (and its budgets need not be made)
+	}
 	var out []StuckStep
-	for _, b := range c.prepare() {
+	for _, b := range c.slots {
 		if n := b.stuck.Load(); n > 0 {
 			out = append(out, StuckStep{ConfigID: b.configID, Step: b.step, Plugin: b.plugin, Calls: n})
 		}

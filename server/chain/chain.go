@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -48,9 +49,10 @@ type Chain struct {
 	// that outlived its deadline is not reported (the stuck-call metrics count it).
 	OnStep func(step int, took time.Duration)
 
-	once    sync.Once
-	slots   []*budget // one per step, made on first use
-	allowed map[string]bool
+	once     sync.Once
+	prepared atomic.Bool // set once slots and allowed are made
+	slots    []*budget   // one per step, made on first use
+	allowed  map[string]bool
 }
 
 // prepare makes, once, what Run needs beside the steps, and returns the budgets.
@@ -66,6 +68,7 @@ func (c *Chain) prepare() []*budget {
 			}
 			c.allowed[strings.ToLower(h)] = true
 		}
+		c.prepared.Store(true)
 	})
 	return c.slots
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/types/known/anypb"
 
@@ -73,18 +74,48 @@ func decodeConfig(name string, a *anypb.Any) decodedConfig {
 	return d
 }
 
-// nackDetail is the NACK error_detail for statuses: one line per Rejected config.
+// The bounds of a NACK's error_detail: a reason is cut at maxReasonBytes, and lines stop
+// at maxDetailBytes, well inside what the control plane accepts (xds.MaxRequestSize),
+// with a last line saying how many more configs were rejected. Every config's whole
+// reason stays at extauth's /auth-configs.
+const (
+	maxReasonBytes = 1 << 10
+	maxDetailBytes = xds.MaxRequestSize / 4
+)
+
+// nackDetail is the NACK error_detail for statuses: one line per Rejected config,
+// "<config_id>: <reason>".
 func nackDetail(statuses []server.Status) error {
 	var lines []string
 	for _, st := range statuses {
 		if st.State == server.StateRejected {
 			// One line per config, so a reason of several lines is folded.
-			lines = append(lines, st.ID+": "+strings.ReplaceAll(st.Reason, "\n", "; "))
+			lines = append(lines, st.ID+": "+cut(strings.ReplaceAll(st.Reason, "\n", "; "), maxReasonBytes))
 		}
 	}
 	if len(lines) == 0 {
 		return nil
 	}
 	slices.Sort(lines)
+	size := 0
+	for i, l := range lines {
+		if size += len(l) + 1; size > maxDetailBytes-128 { // room for the count line
+			lines = append(lines[:i], fmt.Sprintf("(and %d more configs rejected; extauth's /auth-configs lists them all)", len(lines)-i))
+			break
+		}
+	}
 	return errors.New(strings.Join(lines, "\n"))
+}
+
+// cut shortens s to at most n bytes, at a rune boundary, marking the cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const mark = "… (cut)"
+	i := n - len(mark)
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + mark
 }
