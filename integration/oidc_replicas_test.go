@@ -108,3 +108,54 @@ func TestOIDCReplicasRefreshAcrossProcesses(t *testing.T) {
 		return v.headers["x-access-token"] == refreshed.headers["x-access-token"]
 	})
 }
+
+// TestOIDCReplicasRefreshOnce: Checks on both replicas at once, in the pre-expiry
+// window, spend the refresh token once: every Check is allowed, and every access token
+// passed on is the first one or the one refreshed token, never two different new ones.
+func TestOIDCReplicasRefreshOnce(t *testing.T) {
+	provider := harness.StartProvider(t, harness.ProviderOptions{
+		RedirectURIs: []string{replicaApp + "/callback"}, AccessTokenTTL: 12 * time.Second, IDTokenTTL: 12 * time.Second,
+	})
+	redis := harness.StartRedis(t)
+	reps := startReplicas(t, 2, provider.Issuer, redis.Addr, 8*time.Second)
+
+	handle := replicaLogin(t, reps[0], provider.Issuer)
+	loggedIn := time.Now()
+	cookie := "gh_handle=" + handle
+	first := reps[1].check(t, "/orders", cookie)
+	if !first.allowed || first.headers["x-access-token"] == "" {
+		t.Fatalf("B with the session made on A: %v", first)
+	}
+	time.Sleep(time.Until(loggedIn.Add(5 * time.Second))) // 7s left: inside the 8s window
+
+	const perReplica = 8
+	type result struct {
+		v   verdict
+		err error
+	}
+	results := make(chan result, 2*perReplica)
+	for _, r := range reps {
+		for range perReplica {
+			go func() {
+				v, err := r.checkErr("/orders", cookie)
+				results <- result{v, err}
+			}()
+		}
+	}
+	fresh := map[string]bool{}
+	for range 2 * perReplica {
+		res := <-results
+		switch {
+		case res.err != nil:
+			t.Fatal(res.err)
+		case !res.v.allowed:
+			t.Fatalf("a Check in the refresh window: %v", res.v)
+		}
+		if at := res.v.headers["x-access-token"]; at != first.headers["x-access-token"] {
+			fresh[at] = true
+		}
+	}
+	if len(fresh) > 1 {
+		t.Errorf("%d different refreshed access tokens passed on: the refresh token was spent %d times", len(fresh), len(fresh))
+	}
+}

@@ -2,9 +2,12 @@ package oidc
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"golang.org/x/oauth2"
 
@@ -33,8 +36,16 @@ func (st *Step) session(ctx context.Context, req *pluginapi.AuthorizationRequest
 
 	resp := pluginapi.Allow()
 	if now := st.now(); !now.Add(st.s.preExpiry).Before(sess.Expiry) {
-		fresh, cookie, err := st.refresh.do(value, func() (*Session, string, error) { return st.refreshSession(ctx, value, sess) })
+		fresh, cookie, err := st.refresh.do(value, func() (*Session, string, error) {
+			if !st.claimRefresh(ctx, sess, now) {
+				return nil, "", errRefreshedElsewhere
+			}
+			return st.refreshSession(ctx, value, sess)
+		})
 		switch {
+		case errors.Is(err, errRefreshedElsewhere):
+			// Another replica refreshes these tokens; they serve until its
+			// session reaches this one.
 		case err == nil:
 			sess = fresh
 			if cookie != value {
@@ -64,6 +75,31 @@ func (st *Step) session(ctx context.Context, req *pluginapi.AuthorizationRequest
 		resp.WithoutRequestHeader("cookie")
 	}
 	return resp
+}
+
+// refreshClaim is how long a replica's claim on a refresh holds others back.
+const refreshClaim = 5 * time.Second
+
+// errRefreshedElsewhere is a refresh another replica has claimed.
+var errRefreshedElsewhere = errors.New("the refresh is another replica's")
+
+// claimRefresh reports whether this replica is the one to spend sess's refresh token.
+// Replicas sharing a store see a session enter the pre-expiry window together; the
+// first to claim its refresh token refreshes, and the others keep its tokens, still
+// valid, until the refreshed session reaches them (Redis tells them). Spending the
+// token twice would give a second set of tokens, or fail where the provider rotates
+// refresh tokens. Once the tokens have expired, or when the store cannot be asked,
+// the replica refreshes anyway: it cannot serve expired tokens.
+func (st *Step) claimRefresh(ctx context.Context, sess *Session, now time.Time) bool {
+	left := sess.Expiry.Sub(now)
+	if left <= 0 || sess.RefreshToken == "" {
+		return true
+	}
+	// The claim lapses after refreshClaim: if its replica failed to refresh (the
+	// provider unreachable), any replica tries again then, while the tokens serve.
+	sum := sha256.Sum256([]byte(sess.RefreshToken))
+	first, err := st.store.FirstUse(ctx, "refresh:"+hex.EncodeToString(sum[:]), min(left, refreshClaim))
+	return err != nil || first
 }
 
 // refreshSession trades the refresh token for new tokens and stores them, returning
