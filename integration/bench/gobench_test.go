@@ -22,3 +22,20 @@ func TestParseGoBench(t *testing.T) {
 		t.Errorf("parseGoBench() mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestMedianGoBench(t *testing.T) {
+	runs := []goBench{
+		{Package: "p", Name: "BenchmarkA", NsPerOp: 30, BytesPerOp: 3, AllocsPerOp: 3, CPUNsPerOp: 31},
+		{Package: "p", Name: "BenchmarkB", NsPerOp: 7},
+		{Package: "p", Name: "BenchmarkA", NsPerOp: 10, BytesPerOp: 1, AllocsPerOp: 1, CPUNsPerOp: 11},
+		{Package: "p", Name: "BenchmarkA", NsPerOp: 20, BytesPerOp: 2, AllocsPerOp: 2, CPUNsPerOp: 21},
+		{Package: "p", Name: "BenchmarkB", NsPerOp: 5},
+	}
+	want := []goBench{
+		{Package: "p", Name: "BenchmarkA", NsPerOp: 20, BytesPerOp: 2, AllocsPerOp: 2, CPUNsPerOp: 21},
+		{Package: "p", Name: "BenchmarkB", NsPerOp: 5}, // two runs: the lower middle one
+	}
+	if diff := cmp.Diff(want, medianGoBench(runs)); diff != "" {
+		t.Errorf("medianGoBench (-want +got):\n%s", diff)
+	}
+}

@@ -67,7 +67,7 @@ func (r *report) oidcMarkdown() string {
 	b.WriteString("\n")
 	writeEveryRun(&b, o.Runs, "session", o.Companions)
 	if len(o.GoBench) > 0 {
-		fmt.Fprintf(&b, "**In process.** `go test -run '^$' -bench '%s' -benchmem %s`: `Step.Authorize` with a valid session "+
+		fmt.Fprintf(&b, "**In process.** `go test -run '^$' -bench '%s' "+goBenchFlags+" %s` (medians): `Step.Authorize` with a valid session "+
 			"against a fake provider (the cookie mode needs nothing else; the Redis mode a real redis-server), without "+
 			"the chain or gRPC, and `SessionLoad`, a store's Load of a session it has seen (cookie; Redis without and "+
 			"with the client-side cache).\n\n", oidcGoBench, oidcGoBenchPackage)

@@ -194,13 +194,18 @@ func writeEveryRun(b *strings.Builder, runs []measurement, load string, companio
 }
 
 func (r *report) writeGoBench(b *strings.Builder) {
-	fmt.Fprintf(b, "**In process.** `go test -run '^$' -bench . -benchmem %s`. The step is Go code with the "+
+	fmt.Fprintf(b, "**In process.** `go test -run '^$' -bench . %s %s`, the median of the %d runs of each figure. The step is Go code with the "+
 		"required_header plugin's logic (a test binary cannot reliably load a `.so`); `Check` is "+
-		"Authorizer.Check with the registry, Prometheus counter and logger of the server, without gRPC.\n\n",
-		strings.Join(goBenchPackages, " "))
-	b.WriteString("| package | benchmark | ns/op | B/op | allocs/op |\n|---|---|---:|---:|---:|\n")
+		"Authorizer.Check with the registry, Prometheus counter and logger of the server, without gRPC. "+
+		"*CPU/op* is the process's CPU time per op, garbage collection included (BenchmarkChain reports it).\n\n",
+		goBenchFlags, strings.Join(goBenchPackages, " "), goBenchCount)
+	b.WriteString("| package | benchmark | ns/op | CPU/op (ns) | B/op | allocs/op |\n|---|---|---:|---:|---:|---:|\n")
 	for _, g := range r.GoBench {
-		fmt.Fprintf(b, "| %s | %s | %.0f | %d | %d |\n", g.Package, g.Name, g.NsPerOp, g.BytesPerOp, g.AllocsPerOp)
+		cpu := "–"
+		if g.CPUNsPerOp > 0 {
+			cpu = fmt.Sprintf("%.0f", g.CPUNsPerOp)
+		}
+		fmt.Fprintf(b, "| %s | %s | %.0f | %s | %d | %d |\n", g.Package, g.Name, g.NsPerOp, cpu, g.BytesPerOp, g.AllocsPerOp)
 	}
 }
 
