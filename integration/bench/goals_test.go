@@ -85,6 +85,12 @@ func TestInProcessStepCostPrefersCPUTime(t *testing.T) {
 		wantOK   bool
 	}{
 		{
+			name: "the paired estimate first",
+			bs: []goBench{{Name: "BenchmarkChain/allow", NsPerOp: 2900, CPUNsPerOp: 2500},
+				{Name: "BenchmarkChain/chain3", NsPerOp: 5100, CPUNsPerOp: 4300}, {Name: "BenchmarkChainStep", StepCPUNs: 760}},
+			want: 0.76, wantUnit: "CPU time, BenchmarkChainStep (alternating batches, median of the pairs)", wantOK: true,
+		},
+		{
 			name: "CPU time reported by both",
 			bs: []goBench{{Name: "BenchmarkChain/allow", NsPerOp: 2900, CPUNsPerOp: 2500},
 				{Name: "BenchmarkChain/chain3", NsPerOp: 5100, CPUNsPerOp: 4300}},

@@ -30,6 +30,9 @@ type goBench struct {
 	// CPUNsPerOp is the process's CPU time per op, GC included, when the benchmark
 	// reports it ("cpu-ns/op"); 0 when it does not.
 	CPUNsPerOp float64
+	// StepCPUNs is BenchmarkChainStep's estimate of a further step's CPU time
+	// ("step-cpu-ns"); 0 for other benchmarks.
+	StepCPUNs float64
 }
 
 // goBenchFlags run each benchmark goBenchCount times with GOMAXPROCS=1, as the pinned
@@ -84,6 +87,7 @@ func medianGoBench(bs []goBench) []goBench {
 			BytesPerOp:  int64(med(func(b goBench) float64 { return float64(b.BytesPerOp) })),
 			AllocsPerOp: int64(med(func(b goBench) float64 { return float64(b.AllocsPerOp) })),
 			CPUNsPerOp:  med(func(b goBench) float64 { return b.CPUNsPerOp }),
+			StepCPUNs:   med(func(b goBench) float64 { return b.StepCPUNs }),
 		})
 	}
 	return out
@@ -98,7 +102,7 @@ func parseGoBench(out string) []goBench {
 		allocs, okA := l.Metrics["allocs/op"]
 		if okNs && okB && okA {
 			bs = append(bs, goBench{Package: l.Package, Name: l.Name, NsPerOp: ns, BytesPerOp: int64(bytes), AllocsPerOp: int64(allocs),
-				CPUNsPerOp: l.Metrics["cpu-ns/op"]})
+				CPUNsPerOp: l.Metrics["cpu-ns/op"], StepCPUNs: l.Metrics["step-cpu-ns"]})
 		}
 	}
 	return bs

@@ -105,3 +105,40 @@ func processCPU(b *testing.B) int64 {
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
 }
+
+// BenchmarkChainStep is what each step after the first costs, in CPU time: the chains of
+// BenchmarkChain's allow and chain3 run in alternating batches, and each pair of batches
+// gives (chain3 − allow) ÷ 2 per Check; step-cpu-ns is the median over the pairs. The
+// machine's speed drifts between runs of BenchmarkChain by more than a step costs, but
+// hardly within a pair. (ns/op is the time of one pair.)
+func BenchmarkChainStep(b *testing.B) {
+	step := headerStep{header: "x-required", allowed: []string{"alpha", "beta"}}
+	one := &chain.Chain{ID: "gatehouse-system.plugin-auth", Steps: []chain.Step{step}, Timeout: 200 * time.Millisecond}
+	three := &chain.Chain{ID: "gatehouse-system.plugin-chain", Steps: []chain.Step{step, step, step}, Timeout: one.Timeout}
+	headers := benchHeaders("alpha")
+	ctx := envoyDeadline{context.Background()}
+	const batch = 2000
+	cpu := func(c *chain.Chain) int64 {
+		start := processCPU(b)
+		for range batch {
+			out := c.Run(ctx, &pluginapi.AuthorizationRequest{Headers: headers})
+			if !out.Response.Allowed || out.Err != nil {
+				b.Fatalf("allowed = %v, err = %v; want allowed", out.Response.Allowed, out.Err)
+			}
+			out.Release()
+		}
+		return processCPU(b) - start
+	}
+	var perStep []float64
+	for b.Loop() {
+		var a, t int64
+		if len(perStep)%2 == 0 { // alternate which goes first
+			a, t = cpu(one), cpu(three)
+		} else {
+			t, a = cpu(three), cpu(one)
+		}
+		perStep = append(perStep, float64(t-a)/batch/2)
+	}
+	slices.Sort(perStep)
+	b.ReportMetric(perStep[len(perStep)/2], "step-cpu-ns")
+}

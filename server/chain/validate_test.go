@@ -3,7 +3,9 @@ package chain_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,53 +163,86 @@ func TestInvalidHeadersFailTheStep(t *testing.T) {
 			allow: []string{h},
 		})
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rec := &recorder{}
-			c := &chain.Chain{Timeout: time.Minute, AllowHeaders: tt.allow, Steps: []chain.Step{
-				answers("step/ok", rec, *pluginapi.Allow().WithRequestHeader("x-ok", "1")),
-				&step{name: "step/bad", rec: rec, fn: func(context.Context, *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
-					return tt.resp, nil
-				}},
-				answers("step/after", rec, *pluginapi.Allow()),
-			}}
-			out := c.Run(context.Background(), &pluginapi.AuthorizationRequest{})
-			if tt.wantErr == "" {
-				if out.Err != nil || !out.Response.Allowed {
-					t.Fatalf("outcome = %+v, want allowed", out)
-				}
-				return
-			}
-			if out.Err == nil {
-				t.Fatalf("outcome = %+v, want a failure of step/bad", out)
-			}
-			if got := out.Err.Error(); got != tt.wantErr {
-				t.Errorf("Err = %q\nwant  %q", got, tt.wantErr)
-			}
-			if strings.Contains(out.Err.Error(), secret) {
-				t.Errorf("Err %q shows the header's value", out.Err)
-			}
-			if out.Step != "step/bad" || out.Response.StatusCode() != http.StatusInternalServerError || out.Response.Allowed {
-				t.Errorf("outcome = step %q status %d allowed %v, want step/bad 500 denied", out.Step, out.Response.StatusCode(), out.Response.Allowed)
-			}
-			if len(out.Response.RequestHeaders)+len(out.Response.ResponseHeaders)+len(out.Response.ResponseHeaderValues) != 0 {
-				t.Errorf("the failure carries headers: %+v", out.Response)
-			}
-			if diff := cmp.Diff([]string{"step/ok", "step/bad"}, rec.got()); diff != "" {
-				t.Errorf("calls (-want +got):\n%s", diff)
-			}
-			var he *pluginhost.HeaderError
-			if tt.wantField == "" {
-				return
-			}
-			if !errors.As(out.Err, &he) {
-				t.Fatalf("Err %v is not a *HeaderError", out.Err)
-			}
-			if he.Field != tt.wantField || he.Name != tt.wantName {
-				t.Errorf("HeaderError = %s %q, want %s %q", he.Field, he.Name, tt.wantField, tt.wantName)
-			}
-		})
+	// The bad step alone (its allow would be the answer as it is), in the middle of a
+	// chain (merged), and last after a merge: a header is checked on every path.
+	layouts := []struct {
+		name   string
+		before []string // steps before step/bad, each allowing with a header
+		after  bool     // a step after step/bad
+	}{
+		{name: "alone"},
+		{name: "middle", before: []string{"step/ok"}, after: true},
+		{name: "last", before: []string{"step/ok", "step/ok2"}},
 	}
+	for _, tt := range tests {
+		for _, l := range layouts {
+			t.Run(tt.name+"/"+l.name, func(t *testing.T) {
+				rec := &recorder{}
+				var steps []chain.Step
+				for i, name := range l.before {
+					steps = append(steps, answers(name, rec, *pluginapi.Allow().WithRequestHeader(fmt.Sprintf("x-ok-%d", i), "1")))
+				}
+				steps = append(steps, &step{name: "step/bad", rec: rec, fn: func(context.Context, *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
+					return tt.resp, nil
+				}})
+				if l.after {
+					steps = append(steps, answers("step/after", rec, *pluginapi.Allow()))
+				}
+				c := &chain.Chain{Timeout: time.Minute, AllowHeaders: tt.allow, Steps: steps}
+				out := c.Run(context.Background(), &pluginapi.AuthorizationRequest{})
+				checked := pluginhost.CheckResponse(tt.resp, lowerSet(tt.allow))
+				if tt.wantErr == "" {
+					if out.Err != nil || !out.Response.Allowed {
+						t.Fatalf("outcome = %+v, want allowed", out)
+					}
+					if checked != nil {
+						t.Errorf("the chain allows what CheckResponse refuses: %v", checked)
+					}
+					return
+				}
+				if out.Err == nil {
+					t.Fatalf("outcome = %+v, want a failure of step/bad", out)
+				}
+				if got := out.Err.Error(); got != tt.wantErr {
+					t.Errorf("Err = %q\nwant  %q", got, tt.wantErr)
+				}
+				if checked == nil || "step/bad: "+checked.Error() != out.Err.Error() {
+					t.Errorf("the chain's error %q is not CheckResponse's %v (plugintest and plugin test use it)", out.Err, checked)
+				}
+				if strings.Contains(out.Err.Error(), secret) {
+					t.Errorf("Err %q shows the header's value", out.Err)
+				}
+				if out.Step != "step/bad" || out.Response.StatusCode() != http.StatusInternalServerError || out.Response.Allowed {
+					t.Errorf("outcome = step %q status %d allowed %v, want step/bad 500 denied", out.Step, out.Response.StatusCode(), out.Response.Allowed)
+				}
+				if len(out.Response.RequestHeaders)+len(out.Response.ResponseHeaders)+len(out.Response.ResponseHeaderValues) != 0 {
+					t.Errorf("the failure carries headers: %+v", out.Response)
+				}
+				if diff := cmp.Diff(append(slices.Clone(l.before), "step/bad"), rec.got()); diff != "" {
+					t.Errorf("calls (-want +got):\n%s", diff)
+				}
+				var he *pluginhost.HeaderError
+				if tt.wantField == "" {
+					return
+				}
+				if !errors.As(out.Err, &he) {
+					t.Fatalf("Err %v is not a *HeaderError", out.Err)
+				}
+				if he.Field != tt.wantField || he.Name != tt.wantName {
+					t.Errorf("HeaderError = %s %q, want %s %q", he.Field, he.Name, tt.wantField, tt.wantName)
+				}
+			})
+		}
+	}
+}
+
+// lowerSet is the set of names, lower case, as a Chain makes of its AllowHeaders.
+func lowerSet(names []string) map[string]bool {
+	m := map[string]bool{}
+	for _, n := range names {
+		m[strings.ToLower(n)] = true
+	}
+	return m
 }
 
 // A deny's request headers are never used, so they do not turn a 403 into a 500.
