@@ -1,11 +1,7 @@
 package v1
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -57,31 +53,7 @@ func TestBuildIsTheJSONRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	built := 0
-	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != "../.." {
-			return filepath.SkipDir
-		}
-		if ext := filepath.Ext(path); d.IsDir() || (ext != ".yaml" && ext != ".yml") {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		t.Run(path, func(t *testing.T) {
-			if sameAsRoundTrip(t, data) {
-				built++
-			}
-		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	built := eachRepositoryYAML(t, sameAsRoundTrip)
 	if built == 0 {
 		t.Error("build made none of the repository's resources")
 	}

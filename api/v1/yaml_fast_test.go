@@ -135,31 +135,7 @@ func TestFastDocumentsAreYAMLv3(t *testing.T) {
 // TestFastDocumentsOnTheRepositorysYAML: every YAML file of the repository the fast
 // path takes parses as with yaml.v3.
 func TestFastDocumentsOnTheRepositorysYAML(t *testing.T) {
-	taken := 0
-	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "../..") {
-			return filepath.SkipDir
-		}
-		if ext := filepath.Ext(path); d.IsDir() || (ext != ".yaml" && ext != ".yml") {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		t.Run(path, func(t *testing.T) {
-			if sameAsV3(t, data) {
-				taken++
-			}
-		})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	taken := eachRepositoryYAML(t, sameAsV3)
 	if taken == 0 {
 		t.Error("the fast path took none of the repository's YAML files")
 	}
@@ -175,4 +151,37 @@ func FuzzFastDocuments(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameAsV3(t, data)
 	})
+}
+
+// eachRepositoryYAML runs check, as a subtest named by its path, on every .yaml and
+// .yml file of the repository (hidden folders left out), and returns how many it
+// reported true for.
+func eachRepositoryYAML(t *testing.T, check func(t *testing.T, data []byte) bool) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != "../.." {
+			return filepath.SkipDir
+		}
+		if ext := filepath.Ext(path); d.IsDir() || (ext != ".yaml" && ext != ".yml") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		t.Run(path, func(t *testing.T) {
+			if check(t, data) {
+				n++
+			}
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
