@@ -10,12 +10,17 @@ import (
 	"gatehouse.dev/gatehouse/pluginapi"
 )
 
-// hopByHop are the headers that describe one connection, not the request; a step that
-// sets or removes them would change how Envoy talks to the client or the upstream
-// (request smuggling, a hijacked upgrade). "host" is here too: Envoy routes by it.
-var hopByHop = map[string]bool{
-	"connection": true, "keep-alive": true, "proxy-connection": true, "transfer-encoding": true,
-	"upgrade": true, "te": true, "trailer": true, "host": true,
+// hopByHop reports the headers that describe one connection, not the request; a step
+// that sets or removes them would change how Envoy talks to the client or the upstream
+// (request smuggling, a hijacked upgrade). "host" is one too: Envoy routes by it. A
+// switch, not a map: every header of every step is looked up, and a switch on the
+// length compares few or no strings where a map hashes each name.
+func hopByHop(lower string) bool {
+	switch lower {
+	case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te", "trailer", "host":
+		return true
+	}
+	return false
 }
 
 // HeaderError is a header in a step's response that cannot be passed on. It names the
@@ -98,7 +103,7 @@ func checkHeader(field, name, value string, allowed map[string]bool) error {
 	if upper {
 		lower = strings.ToLower(name)
 	}
-	if hopByHop[lower] && !allowed[lower] {
+	if hopByHop(lower) && !allowed[lower] {
 		return bad("a hop-by-hop or host header; a step cannot set or remove it unless the chain allows it")
 	}
 	ascii := true

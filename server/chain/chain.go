@@ -141,9 +141,12 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 func (r *run) steps() Outcome {
 	c := r.chain
 	merged := &r.merged
-	var last time.Time
+	// Steps are timed on the monotonic clock alone: time.Since of one wall-and-monotonic
+	// reading costs about half of a time.Now (~40 against ~70 ns here).
+	var begun time.Time
+	var last time.Duration
 	if c.OnStep != nil {
-		last = time.Now()
+		begun = time.Now()
 	}
 	for i, s := range c.Steps {
 		if err := r.ctx.Err(); i > 0 && err != nil {
@@ -156,8 +159,8 @@ func (r *run) steps() Outcome {
 			return Outcome{} // given up: nobody reads it
 		}
 		if c.OnStep != nil {
-			now := time.Now()
-			c.OnStep(i, now.Sub(last))
+			now := time.Since(begun)
+			c.OnStep(i, now-last)
 			last = now
 		}
 		if err == nil {
