@@ -117,7 +117,7 @@ func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error
 	cp.tracer = cp.tracing.Tracer("gatehouse/controlplane")
 	cp.runCtx = context.Background()
 	cp.xds = xds.NewServer(xds.Options{Log: log, Registerer: promReg, OnNack: cp.nack, Tracer: cp.tracer})
-	cp.pipeline = pipeline.New(pipeline.Options{Log: log, Publish: cp.publish, OnSettings: func(s translate.Settings) {
+	cp.pipeline = pipeline.New(pipeline.Options{Log: log, PublishChanged: cp.publish, OnSettings: func(s translate.Settings) {
 		if cp.onSettings != nil {
 			cp.onSettings(s)
 		}
@@ -161,15 +161,16 @@ func (cp *controlplane) apply(in *source.Input) {
 	cp.metrics.Observe(st)
 }
 
-// publish hands one role's resources to the xDS server within the run's span.
-func (cp *controlplane) publish(role string, r xds.Resources) error {
+// publish hands one role's resources, and what changed in them, to the xDS server
+// within the run's span.
+func (cp *controlplane) publish(role string, r xds.Resources, changed xds.Changed) error {
 	n := 0
 	for _, named := range r {
 		n += len(named)
 	}
 	_, span := cp.tracer.Start(cp.runCtx, "xds.publish", trace.WithAttributes(attribute.String("role", role), attribute.Int("resources", n)))
 	defer span.End()
-	err := cp.xds.Publish(role, r)
+	err := cp.xds.PublishChanged(role, r, changed)
 	if err != nil {
 		span.SetStatus(codes.Error, err.Error())
 	}

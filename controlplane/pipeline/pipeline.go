@@ -10,7 +10,7 @@
 // Wiring, in `gatehouse controlplane`:
 //
 //	srv := xds.NewServer(xds.Options{Log: log, OnNack: func(n xds.Nack) { p.RecordNack(n) }})
-//	p := pipeline.New(pipeline.Options{Log: log, Publish: srv.Publish})
+//	p := pipeline.New(pipeline.Options{Log: log, PublishChanged: srv.PublishChanged})
 //	err := p.Run(ctx, &source.Dir{Path: dir, Log: log})
 package pipeline
 
@@ -33,6 +33,11 @@ type Options struct {
 	// Publish hands one role's complete desired state to the xDS server. An error
 	// means nothing of that call was published; it is logged and kept in Stages.
 	Publish func(role string, r xds.Resources) error
+	// PublishChanged, when set, is called instead of Publish and is also told, by
+	// type, the names that may differ from the previous call for the role
+	// (xds.Server.PublishChanged): an edit is then published without a look at every
+	// resource of its type.
+	PublishChanged func(role string, r xds.Resources, changed xds.Changed) error
 	// OnSettings, when set, is called with the Settings in effect at the first run and
 	// whenever they change (devMode, requestTimeout, extauthzServerRef), so what
 	// depends on them changes without a restart.
@@ -83,6 +88,10 @@ func New(o Options) *Pipeline {
 	if o.Publish == nil {
 		o.Publish = func(string, xds.Resources) error { return nil }
 	}
+	if o.PublishChanged == nil {
+		publish := o.Publish
+		o.PublishChanged = func(role string, r xds.Resources, _ xds.Changed) error { return publish(role, r) }
+	}
 	return &Pipeline{o: o, valid: validate.New(), cache: translate.NewCache(), first: true, nacks: nackBook{}}
 }
 
@@ -99,10 +108,13 @@ func (p *Pipeline) Apply(in *source.Input) {
 	edge := p.valid.Validate(in)
 	proxies := translate.Proxies(edge.Accepted)
 	out := make(map[string]xds.Resources, len(proxies)+1)
-	out[xds.RoleExtauth] = xds.Resources{xds.ExtAuthConfigType: p.cache.ExtAuthConfigs(edge.ExtAuthConfigs)}
+	changed := make(map[string]xds.Changed, len(proxies)+1)
+	ext, extChanged := p.cache.ExtAuthConfigs(edge.ExtAuthConfigs)
+	out[xds.RoleExtauth] = xds.Resources{xds.ExtAuthConfigType: ext}
+	changed[xds.RoleExtauth] = xds.Changed{xds.ExtAuthConfigType: extChanged}
 	roles := []string{xds.RoleExtauth}
 	for _, px := range proxies {
-		out[px.Role] = p.cache.Envoy(px)
+		out[px.Role], changed[px.Role] = p.cache.Envoy(px)
 		roles = append(roles, px.Role)
 	}
 	took := time.Since(start)
@@ -117,7 +129,7 @@ func (p *Pipeline) Apply(in *source.Input) {
 	// extauth first: a route naming a new config_id reaches Envoy after extauth has it.
 	var perr map[string]string
 	for _, role := range roles {
-		if err := p.o.Publish(role, out[role]); err != nil {
+		if err := p.o.PublishChanged(role, out[role], changed[role]); err != nil {
 			if perr == nil {
 				perr = map[string]string{}
 			}

@@ -22,6 +22,10 @@ const ExtAuthConfigType = "type.googleapis.com/gatehouse.extauth.v1.ExtAuthConfi
 // Resources is what one role is served: type URL → resource name → message.
 type Resources = map[string]map[string]types.Resource
 
+// Changed names, by type URL, the resources that may differ from the previous call
+// for the same role (xds.Changed): built, rebuilt or gone.
+type Changed = map[string][]string
+
 // Cache makes the Envoy stage incremental. Model values are shared between runs as
 // long as their resource does not change, so the Cache compares the model slices of
 // a run with the previous run's, pointer by pointer, and builds messages only for the
@@ -78,8 +82,10 @@ type envoyCluster struct {
 func NewCache() *Cache { return &Cache{roles: map[string]*roleCache{}} }
 
 // Envoy translates a Proxy into the Envoy resources of its role: the listener, its
-// route configuration, the clusters and the ClusterLoadAssignments of EDS clusters.
-func (c *Cache) Envoy(p *Proxy) Resources {
+// route configuration, the clusters and the ClusterLoadAssignments of EDS clusters;
+// and the names of each type that may differ from the previous call for the role,
+// so that publishing looks at those only.
+func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 	rc := c.roles[p.Role]
 	if rc == nil {
 		rc = &roleCache{cds: map[string]types.Resource{}, eds: map[string]types.Resource{}}
@@ -89,6 +95,8 @@ func (c *Cache) Envoy(p *Proxy) Resources {
 		resourcev3.ListenerType: {},
 		resourcev3.RouteType:    {},
 	}
+	changed := Changed{}
+	note := func(typ, name string) { changed[typ] = append(changed[typ], name) }
 	if rc.listeners == nil {
 		rc.listeners = map[string]*listenerCache{}
 	}
@@ -113,12 +121,17 @@ func (c *Cache) Envoy(p *Proxy) Resources {
 		}
 		if key != lc.key {
 			lc.key, lc.listener = key, EnvoyListener(l, p.Extauthz)
+			note(resourcev3.ListenerType, l.Name)
 		}
 		out[resourcev3.ListenerType][l.Name] = lc.listener
 		vhs, changed := lc.vhosts.update(l.VirtualHosts, func(vh *VirtualHost) *routev3.VirtualHost { return EnvoyVirtualHost(vh) }, nil)
 		if !l.TLS {
 			if changed || lc.routes == nil || lc.routes.GetName() != l.RouteConfig {
+				if lc.routes != nil {
+					note(resourcev3.RouteType, lc.routes.GetName()) // renamed: the old name goes
+				}
 				lc.routes = EnvoyRouteConfiguration(l.RouteConfig, vhs)
+				note(resourcev3.RouteType, l.RouteConfig)
 			}
 			out[resourcev3.RouteType][l.RouteConfig] = lc.routes
 			continue
@@ -128,18 +141,37 @@ func (c *Cache) Envoy(p *Proxy) Resources {
 			r := lc.perHost[v]
 			if r == nil {
 				r = EnvoyRouteConfiguration(HTTPSRouteConfig(l.VirtualHosts[i]), []*routev3.VirtualHost{v})
+				note(resourcev3.RouteType, r.GetName())
 			}
 			per[v] = r
 			out[resourcev3.RouteType][r.GetName()] = r
 		}
+		for v, r := range lc.perHost {
+			if per[v] == nil {
+				note(resourcev3.RouteType, r.GetName())
+			}
+		}
 		lc.perHost = per
 	}
-	for name := range rc.listeners {
+	for name, lc := range rc.listeners {
 		if !live[name] {
 			delete(rc.listeners, name)
+			note(resourcev3.ListenerType, name)
+			if lc.routes != nil {
+				note(resourcev3.RouteType, lc.routes.GetName())
+			}
+			for _, r := range lc.perHost {
+				note(resourcev3.RouteType, r.GetName())
+			}
 		}
 	}
 	rc.secrets.update(p.Secrets, EnvoySecret, nil)
+	for _, m := range rc.secrets.added {
+		note(resourcev3.SecretType, m.Name)
+	}
+	for _, m := range rc.secrets.removed {
+		note(resourcev3.SecretType, m.Name)
+	}
 	if rc.sdsOut == nil || len(rc.secrets.added)+len(rc.secrets.removed) > 0 {
 		rc.sdsOut = make(map[string]types.Resource, len(p.Secrets))
 		for _, c := range p.Secrets {
@@ -165,6 +197,8 @@ func (c *Cache) Envoy(p *Proxy) Resources {
 	for _, m := range rc.clusters.removed {
 		delete(rc.cds, m.Name)
 		delete(rc.eds, m.Name)
+		note(resourcev3.ClusterType, m.Name)
+		note(resourcev3.EndpointType, m.Name)
 	}
 	for _, m := range rc.clusters.added {
 		ec := rc.clusters.built[m]
@@ -174,31 +208,37 @@ func (c *Cache) Envoy(p *Proxy) Resources {
 		} else {
 			delete(rc.eds, m.Name)
 		}
+		note(resourcev3.ClusterType, m.Name)
+		note(resourcev3.EndpointType, m.Name)
 	}
 	if rc.cdsOut == nil || len(rc.clusters.added)+len(rc.clusters.removed) > 0 {
 		rc.cdsOut, rc.edsOut = maps.Clone(rc.cds), maps.Clone(rc.eds)
 	}
 	out[resourcev3.ClusterType] = rc.cdsOut
 	out[resourcev3.EndpointType] = rc.edsOut
-	return out
+	return out, changed
 }
 
-// ExtAuthConfigs are the resources of the extauth role, named by config_id.
-func (c *Cache) ExtAuthConfigs(cfgs []*extauthv1.ExtAuthConfig) map[string]types.Resource {
+// ExtAuthConfigs are the resources of the extauth role, named by config_id, and the
+// names that may differ from the previous call.
+func (c *Cache) ExtAuthConfigs(cfgs []*extauthv1.ExtAuthConfig) (map[string]types.Resource, []string) {
 	if c.extByID == nil {
 		c.extByID = map[string]types.Resource{}
 	}
 	c.ext.update(cfgs, func(m *extauthv1.ExtAuthConfig) *extauthv1.ExtAuthConfig { return m }, nil)
+	var changed []string
 	for _, m := range c.ext.removed {
 		delete(c.extByID, m.GetConfigId())
+		changed = append(changed, m.GetConfigId())
 	}
 	for _, m := range c.ext.added {
 		c.extByID[m.GetConfigId()] = m
+		changed = append(changed, m.GetConfigId())
 	}
 	if c.extOut == nil || len(c.ext.added)+len(c.ext.removed) > 0 {
 		c.extOut = maps.Clone(c.extByID)
 	}
-	return c.extOut
+	return c.extOut, changed
 }
 
 // listenerOptionsKey identifies what the listener's option filters are built from: which

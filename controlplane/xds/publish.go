@@ -21,6 +21,20 @@ import (
 // Changes reach clients make-before-break: additions and changes in ProxyTypes order,
 // then removals in the reverse order.
 func (s *Server) Publish(roleName string, r Resources) error {
+	return s.PublishChanged(roleName, r, nil)
+}
+
+// Changed names, by type URL, the resources of a role that may differ from what the
+// previous Publish of that role was handed: new, edited or gone.
+type Changed map[string][]string
+
+// PublishChanged is Publish told what changed: for a type in changed, only the names
+// listed are looked at, so an edit costs what it touches however many resources the
+// role has; every other resource of that type must be the one handed in the previous
+// call for the role (the same pointer, or gone from both). A type not in changed is
+// compared in full, unless its map is the one last published. The first Publish of a
+// role, and the one after a refused Publish, compare in full whatever changed says.
+func (s *Server) PublishChanged(roleName string, r Resources, changed Changed) error {
 	start := time.Now()
 	if err := checkRole(roleName); err != nil {
 		return fmt.Errorf("xds: publish: %w", err)
@@ -39,10 +53,14 @@ func (s *Server) Publish(roleName string, r Resources) error {
 	if first {
 		rl = s.newRole(roleName)
 	}
-	c, errs := rl.diff(r)
+	if first || rl.refused {
+		changed = nil // relative to a call that was not published
+	}
+	c, errs := rl.diff(r, changed)
 	if len(errs) == 0 && isProxyRole(roleName) {
 		errs = rl.consistent(c)
 	}
+	rl.refused = len(errs) > 0
 	if len(errs) > 0 {
 		s.metrics.publishFailed(roleName)
 		return fmt.Errorf("xds: publish %s: nothing published: %w", roleName, errors.Join(errs...))
@@ -81,8 +99,9 @@ func (s *Server) Publish(roleName string, r Resources) error {
 	return nil
 }
 
-// diff compares r with what is served, inspecting what is new or changed.
-func (rl *role) diff(r Resources) (*change, []error) {
+// diff compares r with what is served, inspecting what is new or changed: for a type
+// in changed, the names it lists; for any other type, every name.
+func (rl *role) diff(r Resources, changed Changed) (*change, []error) {
 	c := &change{upsert: map[key]served{}, remove: map[key]served{}, repoint: map[key]types.Resource{}, parts: map[string]partEdit{}, routes: map[string]*routeDelta{}, desired: r}
 	var errs []error
 	for _, typ := range roleTypes(rl.name) {
@@ -90,38 +109,31 @@ func (rl *role) diff(r Resources) (*change, []error) {
 			continue // handed again as published: nothing in it changed or went
 		}
 		old := rl.served[typ]
+		if names, ok := changed[typ]; ok {
+			seen := make(map[string]bool, len(names))
+			for _, name := range names {
+				if seen[name] {
+					continue
+				}
+				seen[name] = true
+				res, present := r[typ][name]
+				o, known := old[name]
+				switch {
+				case present:
+					errs = rl.diffOne(c, key{typ, name}, res, o, known, errs)
+				case known:
+					c.remove[key{typ, name}] = o
+				}
+			}
+			continue
+		}
 		kept := 0 // names of old that r still has
 		for name, res := range r[typ] {
-			k := key{typ, name}
 			o, known := old[name]
 			if known {
 				kept++
 			}
-			if known && o.res == res {
-				continue
-			}
-			if typ == RouteType {
-				if err := rl.diffRoutes(c, name, res, o, known); err != nil {
-					errs = append(errs, fmt.Errorf("%s: %w", k, err))
-				}
-				continue
-			}
-			s, err := newServed(typ, name, res)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", k, err))
-				continue
-			}
-			if known && o.version() == s.version() {
-				c.repoint[k] = res
-				continue
-			}
-			refs, err := inspect(typ, name, res)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", k, err))
-				continue
-			}
-			s.refs = refs
-			c.upsert[k] = s
+			errs = rl.diffOne(c, key{typ, name}, res, o, known, errs)
 		}
 		if kept == len(old) {
 			continue // nothing removed: no second pass over thousands of names
@@ -133,6 +145,35 @@ func (rl *role) diff(r Resources) (*change, []error) {
 		}
 	}
 	return c, errs
+}
+
+// diffOne notes in c how resource k, res now, differs from o as served (when known),
+// and appends to errs what is wrong with it.
+func (rl *role) diffOne(c *change, k key, res types.Resource, o served, known bool, errs []error) []error {
+	if known && o.res == res {
+		return errs
+	}
+	if k.typ == RouteType {
+		if err := rl.diffRoutes(c, k.name, res, o, known); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", k, err))
+		}
+		return errs
+	}
+	s, err := newServed(k.typ, k.name, res)
+	if err != nil {
+		return append(errs, fmt.Errorf("%s: %w", k, err))
+	}
+	if known && o.version() == s.version() {
+		c.repoint[k] = res
+		return errs
+	}
+	refs, err := inspect(k.typ, k.name, res)
+	if err != nil {
+		return append(errs, fmt.Errorf("%s: %w", k, err))
+	}
+	s.refs = refs
+	c.upsert[k] = s
+	return errs
 }
 
 // newServed hashes res; the hash is its version, as go-control-plane computes it for

@@ -31,6 +31,9 @@ type role struct {
 	// at its ten thousand names.
 	// (The maps are kept, not their addresses, so an address is never reused.)
 	given map[string]map[string]types.Resource
+	// refused is set when the last Publish was refused: what the next one is told
+	// changed is relative to that call, not to what is served.
+	refused bool
 }
 
 type served struct {
