@@ -3,7 +3,6 @@ package translate
 import (
 	"maps"
 	"strconv"
-	"strings"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
@@ -30,8 +29,10 @@ type Changed = map[string][]string
 // long as their resource does not change, so the Cache compares the model slices of
 // a run with the previous run's, pointer by pointer, and builds messages only for the
 // model values that are new: every other message is handed on as the same pointer
-// (which the xDS server skips without hashing it again). The builders it calls are
-// pure; Cache only remembers. It is not safe for concurrent use.
+// (which the xDS server skips without hashing it again), and the names of what it
+// built again or dropped are reported (Changed) so that the xDS server looks at those
+// only. The builders it calls are pure; Cache only remembers. It is not safe for
+// concurrent use.
 //
 // What stays proportional to the number of resources on every run, and why:
 //   - one pointer comparison per virtual host, cluster and ExtAuthConfig;
@@ -40,8 +41,8 @@ type Changed = map[string][]string
 //     is handed (an unchanged type hands the previous copy again);
 //   - the route configuration: one message holding every virtual host. When one
 //     virtual host changes it is rebuilt as a new slice of the cached virtual host
-//     messages (no virtual host is rebuilt), but the xDS server must still hash and
-//     send it whole. Serving virtual hosts over VHDS would remove that, at the price
+//     messages (no virtual host is rebuilt), but the xDS server must still copy the
+//     others' bytes, hash and send it whole. Serving virtual hosts over VHDS would remove that, at the price
 //     of delta-only xDS and on-demand host discovery in the proxy.
 //
 // Adding or removing a resource (rather than editing one) shifts the slices: that run
@@ -69,6 +70,7 @@ type listenerCache struct {
 	key      string
 	listener *listenerv3.Listener
 	vhosts   modelCache[*VirtualHost, *routev3.VirtualHost]
+	options  listenerOptions                                      // of vhosts' models
 	routes   *routev3.RouteConfiguration                          // a plain-text listener's
 	perHost  map[*routev3.VirtualHost]*routev3.RouteConfiguration // a TLS listener's, one per virtual host
 }
@@ -112,7 +114,14 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 		if p.Extauthz != nil {
 			key += "|" + p.Extauthz.Cluster + "|" + p.Extauthz.Timeout.String()
 		}
-		key += "|" + listenerOptionsKey(l.VirtualHosts)
+		vhs, changed := lc.vhosts.update(l.VirtualHosts, func(vh *VirtualHost) *routev3.VirtualHost { return EnvoyVirtualHost(vh) }, nil)
+		for _, vh := range lc.vhosts.removed {
+			lc.options.count(vh, -1)
+		}
+		for _, vh := range lc.vhosts.added {
+			lc.options.count(vh, +1)
+		}
+		key += "|" + lc.options.key()
 		if l.TLS {
 			// Every virtual host is a filter chain (domains, certificate, options).
 			for _, vh := range l.VirtualHosts {
@@ -124,7 +133,6 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 			note(resourcev3.ListenerType, l.Name)
 		}
 		out[resourcev3.ListenerType][l.Name] = lc.listener
-		vhs, changed := lc.vhosts.update(l.VirtualHosts, func(vh *VirtualHost) *routev3.VirtualHost { return EnvoyVirtualHost(vh) }, nil)
 		if !l.TLS {
 			if changed || lc.routes == nil || lc.routes.GetName() != l.RouteConfig {
 				if lc.routes != nil {
@@ -239,25 +247,4 @@ func (c *Cache) ExtAuthConfigs(cfgs []*extauthv1.ExtAuthConfig) (map[string]type
 		c.extOut = maps.Clone(c.extByID)
 	}
 	return c.extOut, changed
-}
-
-// listenerOptionsKey identifies what the listener's option filters are built from: which
-// filters are needed and the content of every VirtualService with jwt (its providers
-// are listener config). One pass over the virtual hosts, no message built.
-func listenerOptionsKey(vhosts []*VirtualHost) string {
-	n := needsOf(vhosts)
-	var b strings.Builder
-	for _, f := range []bool{n.extract, n.lua, n.rbac} {
-		b.WriteString(strconv.FormatBool(f))
-	}
-	last := ""
-	for _, vh := range vhosts {
-		for _, r := range vh.Routes {
-			if r.Options != nil && len(r.Options.JWT) > 0 && vh.Name != last {
-				last = vh.Name
-				b.WriteString("|" + vh.Name + "@" + vh.Hash)
-			}
-		}
-	}
-	return b.String()
 }

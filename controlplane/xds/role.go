@@ -44,6 +44,9 @@ type served struct {
 	// version is the content hash, computed when first asked for.
 	version func() string
 	refs    []key
+	// records, for a route configuration, locates its virtual hosts in wire's bytes,
+	// so that the next edit copies the unchanged ones as they are (routes_wire.go).
+	records *wireRecords
 }
 
 // cached is what the cache serves for s.

@@ -8,7 +8,6 @@ import (
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
@@ -109,17 +108,21 @@ func (rl *role) diffRoutes(c *change, name string, res types.Resource, old serve
 			edit.drop = append(edit.drop, vh)
 		}
 	}
-	wire, err := wireRoutes(rc, shallow, func(vh *route.VirtualHost) []byte {
+	var prev *servedRecords
+	if known && old.records != nil {
+		prev = &servedRecords{vhs: oldVHs, raw: old.wire.ProtoReflect().GetUnknown(), at: old.records}
+	}
+	wire, records, err := wireRoutes(rc, shallow, func(vh *route.VirtualHost) []byte {
 		if info, ok := edit.add[vh]; ok {
 			return info.wire
 		}
 		return memo[vh].wire
-	})
+	}, prev)
 	if err != nil {
 		return err
 	}
 	// Its references are kept in parts (route_refs.go), not in served.refs.
-	c.upsert[key{RouteType, name}] = served{res: res, wire: wire, version: lazyVersion(wire)}
+	c.upsert[key{RouteType, name}] = served{res: res, wire: wire, version: lazyVersion(wire), records: records}
 	c.parts[name] = edit
 	c.routes[name] = newRouteDelta(rl.routeRefs[name], memo, edit)
 	return nil
@@ -174,33 +177,6 @@ func changedPositions(memo vhostMemo, old, next []*route.VirtualHost) (maybeNew 
 		}
 	}
 	return maybeNew, maybeGone
-}
-
-// wireRoutes is rc as handed to the cache: its whole serialization (shallow, which is
-// rc without its virtual hosts, then the serialized virtual hosts (wireOf) in order,
-// then rc's unknown fields) as the unknown fields of an otherwise empty message, which
-// protobuf emits verbatim: what MarshalResource gives for rc, built with one copy of
-// the virtual hosts, and taken as it is by serialized.
-func wireRoutes(rc, shallow *route.RouteConfiguration, wireOf func(*route.VirtualHost) []byte) (*route.RouteConfiguration, error) {
-	head, err := cachev3.MarshalResource(shallow)
-	if err != nil {
-		return nil, fmt.Errorf("marshaling: %w", err)
-	}
-	wires := make([][]byte, len(rc.GetVirtualHosts()))
-	size := len(head) + len(rc.ProtoReflect().GetUnknown())
-	for i, vh := range rc.GetVirtualHosts() {
-		wires[i] = wireOf(vh)
-		size += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(wires[i]))
-	}
-	raw := append(make([]byte, 0, size), head...)
-	for _, b := range wires {
-		raw = protowire.AppendTag(raw, virtualHostsField, protowire.BytesType)
-		raw = protowire.AppendBytes(raw, b)
-	}
-	raw = append(raw, rc.ProtoReflect().GetUnknown()...)
-	out := &route.RouteConfiguration{}
-	out.ProtoReflect().SetUnknown(raw)
-	return out, nil
 }
 
 // serialized is what cachev3.MarshalResource gives for res; a message with nothing
