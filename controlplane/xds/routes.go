@@ -36,7 +36,10 @@ type vhostMemo map[*route.VirtualHost]vhostInfo
 
 type vhostInfo struct {
 	refs []key
-	wire []byte // deterministic serialization
+	// wire is the deterministic serialization of a virtual host new to the route
+	// configuration, until it is in the served bytes (it is not kept: wireRoutes
+	// copies it from there).
+	wire []byte
 }
 
 // virtualHostsField is the field number of RouteConfiguration.virtual_hosts.
@@ -112,12 +115,7 @@ func (rl *role) diffRoutes(c *change, name string, res types.Resource, old serve
 	if known && old.records != nil {
 		prev = &servedRecords{vhs: oldVHs, raw: old.wire.ProtoReflect().GetUnknown(), at: old.records}
 	}
-	wire, records, err := wireRoutes(rc, shallow, func(vh *route.VirtualHost) []byte {
-		if info, ok := edit.add[vh]; ok {
-			return info.wire
-		}
-		return memo[vh].wire
-	}, prev)
+	wire, records, err := wireRoutes(rc, shallow, func(vh *route.VirtualHost) []byte { return edit.add[vh].wire }, prev)
 	if err != nil {
 		return err
 	}
@@ -142,7 +140,7 @@ func (e partEdit) apply(m vhostMemo) {
 		delete(m, vh)
 	}
 	for vh, info := range e.add {
-		m[vh] = info
+		m[vh] = vhostInfo{refs: info.refs}
 	}
 }
 

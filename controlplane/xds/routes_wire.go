@@ -10,9 +10,11 @@ import (
 
 // The wire form of a route configuration with ten thousand virtual hosts is ~4 MB.
 // Assembling it from each virtual host's serialization meant a map lookup per virtual
-// host and a copy of each on every edit; instead the records of the virtual hosts an
-// edit did not touch are copied from the bytes served before in a few long runs (an
-// edit of one virtual host: three copies), and only the new ones are looked up.
+// host and a copy of each on every edit, and keeping every virtual host's
+// serialization a second time beside the served bytes; instead the records of the
+// virtual hosts an edit did not touch are copied from the bytes served before, in a
+// few long runs (an edit of one virtual host: three copies), and only the virtual
+// hosts new to the route configuration are serialized.
 
 // wireRecords locates the virtual host records (tag, length, serialization) in the
 // bytes of a wire route configuration.
@@ -32,9 +34,27 @@ func (w *wireRecords) span(i int) (from, to int) {
 // servedRecords is a served wire route configuration: its virtual hosts, in order,
 // its bytes and where each virtual host's record is in them.
 type servedRecords struct {
-	vhs []*route.VirtualHost
-	raw []byte
-	at  *wireRecords
+	vhs   []*route.VirtualHost
+	raw   []byte
+	at    *wireRecords
+	index map[*route.VirtualHost]int // vhs' places, made by find when first needed
+}
+
+// find is the place of vh in p (p may be nil).
+func (p *servedRecords) find(vh *route.VirtualHost) (int, bool) {
+	if p == nil {
+		return 0, false
+	}
+	if p.index == nil {
+		p.index = make(map[*route.VirtualHost]int, len(p.vhs))
+		for k, v := range p.vhs {
+			if _, dup := p.index[v]; !dup {
+				p.index[v] = k
+			}
+		}
+	}
+	k, ok := p.index[vh]
+	return k, ok
 }
 
 // wirePart is a run of records copied from the served bytes, or one new record.
@@ -47,9 +67,10 @@ type wirePart struct {
 // rc without its virtual hosts, then its virtual hosts' records in order, then rc's
 // unknown fields) as the unknown fields of an otherwise empty message, which protobuf
 // emits verbatim: what MarshalResource gives for rc, taken as it is by serialized.
-// The record of a virtual host at the place it had in prev (or with one virtual host
-// gone or added before it) is copied from prev's bytes; any other is built from
-// wireOf. prev is nil when nothing is served.
+// The record of a virtual host prev has is copied from prev's bytes (found by place
+// when it is where it was, or one place off; by a map of prev's virtual hosts, made
+// only then, when it moved); the others' serializations are taken from wireOf. prev
+// is nil when nothing is served.
 func wireRoutes(rc, shallow *route.RouteConfiguration, wireOf func(*route.VirtualHost) []byte, prev *servedRecords) (*route.RouteConfiguration, *wireRecords, error) {
 	head, err := cachev3.MarshalResource(shallow)
 	if err != nil {
@@ -75,9 +96,18 @@ func wireRoutes(rc, shallow *route.RouteConfiguration, wireOf func(*route.Virtua
 			j++
 			continue
 		}
-		b := wireOf(vhs[i])
-		parts = append(parts, wirePart{vh: b})
-		n += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(b))
+		if k, ok := prev.find(vhs[i]); ok {
+			from, to := prev.at.span(k)
+			parts = append(parts, wirePart{from: from, to: to})
+			n += to - from
+		} else {
+			b := wireOf(vhs[i])
+			if b == nil {
+				return nil, nil, fmt.Errorf("virtual_hosts[%d]: neither served nor serialized (a bug)", i)
+			}
+			parts = append(parts, wirePart{vh: b})
+			n += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(b))
+		}
 		records.ends[i] = n
 		if prev != nil && j < len(prev.vhs) && (i+1 >= len(vhs) || vhs[i+1] != prev.vhs[j]) {
 			j++ // vhs[i] replaces prev.vhs[j] (rather than coming before it)

@@ -10,9 +10,7 @@ import (
 
 // TestWireRoutesCopiesWhatIsServed: each step's wire route configuration, built from
 // the previous step's bytes, is the one built from scratch and decodes to the route
-// configuration:
-// only the virtual hosts not found where the previous step had them (or one place
-// further) are serialized again.
+// configuration: only the virtual hosts the previous step did not have are serialized.
 func TestWireRoutesCopiesWhatIsServed(t *testing.T) {
 	vh := map[string]*route.VirtualHost{}
 	for _, name := range []string{"a", "b", "B", "c", "d", "x", "y"} {
@@ -37,8 +35,8 @@ func TestWireRoutesCopiesWhatIsServed(t *testing.T) {
 		{"one added first", list("x", "a", "B", "d"), false, 1},
 		{"one added last", list("x", "a", "B", "d", "y"), false, 1},
 		{"the rest changed", list("x", "a", "B", "d", "y"), true, 0},
-		{"reordered", list("d", "B", "a", "x", "y"), true, 3},
-		{"the same twice", list("d", "d", "B"), true, 1},
+		{"reordered", list("d", "B", "a", "x", "y"), true, 0},
+		{"the same twice", list("d", "d", "B"), true, 0},
 		{"none", nil, false, 0},
 		{"one again", list("a"), false, 1},
 	}
