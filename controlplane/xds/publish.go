@@ -187,13 +187,14 @@ func newServed(typ, name string, res types.Resource) (served, error) {
 		return served{}, fmt.Errorf("marshaling: %w", err)
 	}
 	v := cachev3.HashResource(b)
-	return served{res: res, version: func() string { return v }}, nil
+	return served{res: res, version: func() string { return v }, bytes: b}, nil
 }
 
 // record makes c what is served, in the role's own books.
 func (rl *role) record(c *change) {
 	rl.reindex(c)
 	for k, s := range c.upsert {
+		s.bytes = nil // the wildcard set keeps them (push)
 		rl.served[k.typ][k.name] = s
 	}
 	for k := range c.remove {
@@ -226,11 +227,14 @@ func (rl *role) record(c *change) {
 func (rl *role) push(c *change) error {
 	order := roleTypes(rl.name)
 	upsert := map[string]map[string]types.Resource{}
+	wires := map[string]map[string]*wireResource{}
 	for k, s := range c.upsert {
 		if upsert[k.typ] == nil {
 			upsert[k.typ] = map[string]types.Resource{}
+			wires[k.typ] = map[string]*wireResource{}
 		}
 		upsert[k.typ][k.name] = s.cached()
+		wires[k.typ][k.name] = s.wireResource()
 	}
 	remove := map[string][]string{}
 	for k := range c.remove {
@@ -239,7 +243,7 @@ func (rl *role) push(c *change) error {
 	var errs []error
 	for _, typ := range order {
 		if len(upsert[typ]) > 0 {
-			errs = append(errs, rl.caches[typ].UpdateResources(upsert[typ], nil), rl.wildcard[typ].update(upsert[typ], nil))
+			errs = append(errs, rl.caches[typ].UpdateResources(upsert[typ], nil), rl.wildcard[typ].update(wires[typ], nil))
 		}
 	}
 	for i := len(order) - 1; i >= 0; i-- {

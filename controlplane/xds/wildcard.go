@@ -54,6 +54,13 @@ type wireResource struct {
 	err     error
 }
 
+// newWireResource is res whose serialization and version are already known.
+func newWireResource(res types.Resource, bytes []byte, version string) *wireResource {
+	r := &wireResource{res: res, bytes: bytes, version: version}
+	r.once.Do(func() {})
+	return r
+}
+
 // wire serializes and hashes r the first time it is asked for.
 func (r *wireResource) wire() (*wireResource, error) {
 	r.once.Do(func() {
@@ -91,12 +98,12 @@ func newWildcardSet(typeURL, prefix string) *wildcardSet {
 }
 
 // update makes upsert and remove what is served and answers the open watches.
-func (w *wildcardSet) update(upsert map[string]types.Resource, remove []string) error {
+func (w *wildcardSet) update(upsert map[string]*wireResource, remove []string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.seq++
-	for name, res := range upsert {
-		w.resources[name] = &wireResource{res: res}
+	for name, r := range upsert {
+		w.resources[name] = r
 		w.log = append(w.log, logged{w.seq, name})
 	}
 	for _, name := range remove {
