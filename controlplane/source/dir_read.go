@@ -117,7 +117,7 @@ type loaded struct {
 func loadAll(paths []string, known map[string]*fileState) []loaded {
 	out := make([]loaded, len(paths))
 	if len(paths) == 1 {
-		out[0] = load(paths[0], known[paths[0]])
+		out[0] = load(&fileReader{}, paths[0], known[paths[0]])
 		return out
 	}
 	next := make(chan int)
@@ -126,8 +126,9 @@ func loadAll(paths []string, known map[string]*fileState) []loaded {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var r fileReader
 			for i := range next {
-				out[i] = load(paths[i], known[paths[i]])
+				out[i] = load(&r, paths[i], known[paths[i]])
 			}
 		}()
 	}
@@ -139,9 +140,10 @@ func loadAll(paths []string, known map[string]*fileState) []loaded {
 	return out
 }
 
-// load reads and decodes one file; st is what it held before (nil if new), only read.
-func load(path string, st *fileState) loaded {
-	data, err := os.ReadFile(path)
+// load reads (with r) and decodes one file; st is what it held before (nil if new),
+// only read. Nothing decoded refers to the bytes read, which r reuses.
+func load(r *fileReader, path string, st *fileState) loaded {
+	data, err := r.read(path)
 	if err != nil {
 		return loaded{problems: []Problem{{Origin: path, Message: "cannot be read: " + err.Error()}}}
 	}

@@ -1,0 +1,10 @@
+//go:build !unix
+
+package source
+
+import "os"
+
+// fileReader reads whole files (with os.ReadFile where there is no unix read).
+type fileReader struct{}
+
+func (*fileReader) read(path string) ([]byte, error) { return os.ReadFile(path) }
