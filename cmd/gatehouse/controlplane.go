@@ -103,6 +103,8 @@ type controlplane struct {
 	runCtx context.Context
 	// onSettings, when set before serve, follows the Settings in effect.
 	onSettings func(translate.Settings)
+	// started, when set, is called after the first run.
+	started func()
 }
 
 func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error) {
@@ -159,6 +161,9 @@ func (cp *controlplane) apply(in *source.Input) {
 	span.SetAttributes(attribute.Int64("version", int64(st.Version)))
 	span.End()
 	cp.metrics.Observe(st)
+	if cp.started != nil {
+		cp.started()
+	}
 }
 
 // publish hands one role's resources, and what changed in them, to the xDS server
@@ -200,6 +205,7 @@ func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOpti
 		cp.onSettings = d.settings
 		defer d.close()
 	}
+	cp.started = startGC()
 	cp.serve(ctx, g, src)
 	if o.admin != "" {
 		serveHTTP(ctx, g, log, "admin", o.admin, controlplaneAdmin(cp))
