@@ -24,7 +24,12 @@ func startGC() (done func()) {
 	}
 	old := debug.SetGCPercent(startGCPercent)
 	return sync.OnceFunc(func() {
-		debug.SetGCPercent(old)
-		go debug.FreeOSMemory()
+		go func() {
+			// Collected at startGCPercent, the heap is then below the previous GOGC's
+			// goal: restoring it first would start a collection of its own, and
+			// FreeOSMemory a second one.
+			debug.FreeOSMemory()
+			debug.SetGCPercent(old)
+		}()
 	})
 }
