@@ -188,7 +188,21 @@ func (l *Loader) openContent(path, sum string, data []byte, symbol string) (*ope
 		delete(l.inflight, sum)
 		l.mu.Unlock()
 	}()
+	defer l.startSpare()
 	return l.checkAndOpen(path, sum, data, symbol)
+}
+
+// startSpare starts the next spare trial-load child, if the trial runner keeps one,
+// once a plugin was checked and opened: not beside the trial and the open, whose CPU
+// it would take on a small machine.
+func (l *Loader) startSpare() {
+	if s := l.opts.Trial.Spare; s != nil {
+		go func() {
+			if err := s.Start(l.opts.Trial); err != nil {
+				l.opts.Log.Warn().Err(err).Msg("no spare trial-load child: the next plugin change starts its own, which takes longer")
+			}
+		}()
+	}
 }
 
 // forFile is a refusal remembered by content, said about path: the file asked for,

@@ -36,6 +36,7 @@ func (l *Loader) Prepare(file, symbol string) (string, error) {
 		return "", &Error{File: path, Findings: findings}
 	}
 	trial, _ := l.check.Trial.Run(context.Background(), path, copyPath, symbol, nil, false)
+	l.startSpare()
 	if len(Errors(trial)) > 0 {
 		return "", &Error{File: path, Findings: append(findings, trial...)}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -31,6 +32,9 @@ type TrialRunner struct {
 	// Timeout bounds the whole child, including the plugin's init code; zero means
 	// DefaultTrialTimeout. On timeout the child's process group is killed.
 	Timeout time.Duration
+	// Spare, if set, holds a child started ahead of time (TrialSpare): Run hands it the
+	// file instead of starting one, and falls back to starting one when there is none.
+	Spare *TrialSpare
 }
 
 // Run trial-loads path in a child and returns the findings: none when it loads. The
@@ -47,6 +51,11 @@ func (r TrialRunner) Run(ctx context.Context, display, path, symbol string, conf
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTrialTimeout
+	}
+	if r.Spare != nil {
+		if fs, res, ok := r.Spare.run(ctx, exe, timeout, display, TrialRequest{Path: path, Symbol: symbol, Config: config, WithConfig: withConfig}); ok {
+			return fs, res
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -65,7 +74,6 @@ func (r TrialRunner) Run(ctx context.Context, display, path, symbol string, conf
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.ExtraFiles = []*os.File{resultW}
-	// Its own process group, so a timeout also kills anything the plugin started.
 	// Its own process group, so a plugin's children are killed with it; and killed if
 	// the server dies first, so no trial outlives the server that started it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -76,27 +84,46 @@ func (r TrialRunner) Run(ctx context.Context, display, path, symbol string, conf
 		return []Finding{trialFailure(fmt.Sprintf("cannot run %s: %v", exe, err), "")}, nil
 	}
 	resultW.Close()
-	var res TrialResult
-	dec := json.NewDecoder(resultR)
-	decodeErr := dec.Decode(&res)
-	opening := decodeErr == nil && res.Opening
-	if opening {
-		res = TrialResult{}
-		decodeErr = dec.Decode(&res)
-	}
-	waitErr := cmd.Wait()
+	t := readTrial(resultR)
+	t.waitErr = cmd.Wait()
 	// Nothing the plugin started outlives its trial.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	return t.report(ctx, exe, timeout, display, path, out.String())
+}
 
-	replacer := strings.NewReplacer(path, display, strings.TrimSuffix(path, ".so"), strings.TrimSuffix(display, ".so"))
-	printed := trimOutput(out.String(), replacer)
-	if decodeErr == nil {
-		if res.OK {
-			return nil, &res
-		}
-		return []Finding{resultFinding(res, replacer)}, &res
+// trialOutcome is what the parent saw of a trial child.
+type trialOutcome struct {
+	res       TrialResult
+	decodeErr error // nil when the final result was read
+	opening   bool  // the child said it was about to open the plugin
+	waitErr   error
+}
+
+// readTrial reads the opening marker and the result from a child's result stream.
+func readTrial(r io.Reader) trialOutcome {
+	var t trialOutcome
+	dec := json.NewDecoder(r)
+	t.decodeErr = dec.Decode(&t.res)
+	t.opening = t.decodeErr == nil && t.res.Opening
+	if t.opening {
+		t.res = TrialResult{}
+		t.decodeErr = dec.Decode(&t.res)
 	}
-	f := childFailure(ctx, exe, waitErr, timeout, printed, opening)
+	return t
+}
+
+// report turns what was seen of a finished child into findings; the messages name
+// display instead of path.
+func (t trialOutcome) report(ctx context.Context, exe string, timeout time.Duration, display, path, output string) ([]Finding, *TrialResult) {
+	replacer := strings.NewReplacer(path, display, strings.TrimSuffix(path, ".so"), strings.TrimSuffix(display, ".so"))
+	printed := trimOutput(output, replacer)
+	if t.decodeErr == nil {
+		if t.res.OK {
+			return nil, &t.res
+		}
+		return []Finding{resultFinding(t.res, replacer)}, &t.res
+	}
+	f := childFailure(ctx, exe, t.waitErr, timeout, printed, t.opening)
 	stage := StageCrash
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		stage = StageTimeout

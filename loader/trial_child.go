@@ -3,6 +3,7 @@ package loader
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"plugin"
@@ -136,4 +137,18 @@ func trimOutput(out string, replacer *strings.Replacer) string {
 		out += fmt.Sprintf("\n… (%d more lines)", more)
 	}
 	return out
+}
+
+// ServeSpareTrial is the child side of a TrialSpare: it waits for one TrialRequest on
+// r, then runs WriteTrial for it. r closing first (the server stopped, or closed the
+// spare) ends it with nothing written.
+func ServeSpareTrial(ctx context.Context, r io.Reader, w io.Writer) error {
+	var req TrialRequest
+	if err := json.NewDecoder(r).Decode(&req); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		return fmt.Errorf("reading the trial request: %w", err)
+	}
+	return WriteTrial(ctx, w, req.Path, req.Symbol, req.Config, req.WithConfig)
 }

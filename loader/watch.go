@@ -34,6 +34,9 @@ type Watcher struct {
 	Log zerolog.Logger
 	// Changed receives the file names (not paths) that appeared or changed.
 	Changed func(files []string)
+	// Watching, if set, is called once the directory is watched: extauth starts its
+	// spare trial-load child (TrialSpare) only then, as only a watched folder changes.
+	Watching func()
 
 	seen  map[string]dirEntry // what was last reported, by file name
 	files map[string]dirEntry // what was last looked at, by file name: hashes to reuse
@@ -56,6 +59,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	if w.seen == nil {
 		w.Snapshot()
+	}
+	if w.Watching != nil {
+		w.Watching()
 	}
 	quiet, settle := stoppedTimer(), stoppedTimer()
 	defer quiet.Stop()

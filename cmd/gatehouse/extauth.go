@@ -142,10 +142,12 @@ func runExtauthXDS(ctx context.Context, log zerolog.Logger, o extauthOptions) er
 
 // extauth is a running extauth server's parts.
 type extauth struct {
-	log      zerolog.Logger
-	o        extauthOptions
-	reg      *server.Registry
-	plugins  *loader.Loader
+	log     zerolog.Logger
+	o       extauthOptions
+	reg     *server.Registry
+	plugins *loader.Loader
+	// spare is the trial-load child started ahead of time for the next plugin change.
+	spare    *loader.TrialSpare
 	metrics  *server.Metrics
 	gatherer prometheus.Gatherer
 	grpc     *grpc.Server
@@ -165,7 +167,8 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	removeStalePluginCopies(log)
 	var authz *server.Authorizer // for the Opened hook, set below
-	plugins := loader.NewWithOptions(o.pluginDir, loader.Options{Warn: func(file string, ws []loader.Finding) {
+	spare := &loader.TrialSpare{Log: log}
+	plugins := loader.NewWithOptions(o.pluginDir, loader.Options{Trial: loader.TrialRunner{Spare: spare}, Warn: func(file string, ws []loader.Finding) {
 		for _, w := range ws {
 			log.Warn().Str("file", file).Str("check", w.Check).Str("host", w.Host).Str("plugin", w.Plugin).
 				Str("detail", w.Detail).Msg("plugin loads, with a difference from the host build")
@@ -178,7 +181,7 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 	m := server.NewMetrics(promReg)
 	authz = server.NewAuthorizer(reg, log, m)
 	return &extauth{
-		log: log, o: o, reg: reg, plugins: plugins, metrics: m, gatherer: promReg, lis: lis,
+		log: log, o: o, reg: reg, plugins: plugins, spare: spare, metrics: m, gatherer: promReg, lis: lis,
 		grpc: server.NewGRPCServer(authz, obs.interceptor()), authz: authz, tracing: tr, registerer: promReg,
 	}, nil
 }
@@ -233,13 +236,18 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 		<-ctx.Done()
 		server.Shutdown(e.grpc, e.authz, server.DefaultDrainTimeout, e.log)
 		e.reg.Close()
+		e.spare.Close()
 		if err := e.plugins.Close(); err != nil {
 			e.log.Warn().Err(err).Msg("removing the private plugin copies")
 		}
 		return nil
 	})
 	g.Go(func() error { e.retryRejected(ctx); return nil })
-	w := &loader.Watcher{Dir: e.o.pluginDir, Log: e.log, Changed: e.pluginsChanged}
+	w := &loader.Watcher{Dir: e.o.pluginDir, Log: e.log, Changed: e.pluginsChanged, Watching: func() {
+		if err := e.spare.Start(loader.TrialRunner{}); err != nil {
+			e.log.Warn().Err(err).Msg("plugin changes will start their trial-load child when they happen, which takes longer")
+		}
+	}}
 	w.Snapshot()
 	g.Go(func() error {
 		if err := w.Run(ctx); err != nil {

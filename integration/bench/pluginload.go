@@ -27,6 +27,10 @@ const (
 	checkEvery = 5 * time.Millisecond
 	// swapTimeout bounds one swap; the target is 1s.
 	swapTimeout = 10 * time.Second
+	// swapGap is the pause before each swap. No plugin is rebuilt faster than this, and
+	// gatehouse starts its next spare trial-load child once a swap is done: a swap
+	// right on the heels of another would time the two at once.
+	swapGap = time.Second
 )
 
 const loadAuthConfigYAML = `apiVersion: enterprise.gateway.gatehouse.dev/v1
@@ -126,12 +130,12 @@ func runPluginLoad(ctx context.Context, dir string, bins binaries, procs *procSe
 	}); err != nil {
 		return nil, err
 	}
-	// The folder watch starts just after the gRPC server; give it a moment, or the
-	// first file could land before it watches.
-	time.Sleep(500 * time.Millisecond)
+	// The folder watch starts just after the gRPC server; the first swapGap gives it a
+	// moment, or the first file could land before it watches.
 
 	var swaps []swap
 	for i, so := range versions {
+		time.Sleep(swapGap)
 		s, err := timeSwap(ctx, client, gh.proc.cmd.Process.Pid, logPath, so, filepath.Join(stage, loadPluginFile), filepath.Join(pluginDir, loadPluginFile), i+1)
 		if err != nil {
 			return nil, fmt.Errorf("plugin load, version %d: %w", i+1, err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -57,9 +59,14 @@ type observer struct {
 	partial []byte
 	known   map[int]bool // pids already looked at
 	child   int
-	t0      time.Time
-	quit    chan struct{}
-	done    chan struct{}
+	// spare is gatehouse's spare trial-load child (loader.TrialSpare) waiting at the
+	// rename, or 0, and spareRead the bytes it had read: it starts the trial when it
+	// reads the request on its stdin.
+	spare     int
+	spareRead int64
+	t0        time.Time
+	quit      chan struct{}
+	done      chan struct{}
 
 	mu       sync.Mutex
 	seen     observed
@@ -85,8 +92,50 @@ func newObserver(pid int, logPath string) (*observer, error) {
 	o := &observer{pid: pid, log: f, buf: make([]byte, 64<<10), known: map[int]bool{}, quit: make(chan struct{}), done: make(chan struct{}), complete: make(chan struct{})}
 	for _, p := range all {
 		o.known[p] = true
+		if isSpare(p, pid) {
+			o.spare, o.spareRead = p, readChars(p)
+		}
 	}
 	return o, nil
+}
+
+// isSpare reports whether pid is a spare trial-load child of parent, waiting for the
+// file it is to open.
+func isSpare(pid, parent int) bool {
+	st, err := readProcStat(pid)
+	return err == nil && st.ppid == parent && trialArgs(pid) == "spare"
+}
+
+// trialArgs is "spare" for `gatehouse plugin __trial --request-stdin` (a spare started
+// ahead of time, loader.TrialSpare), "trial" for any other `plugin __trial`, and ""
+// for anything else, such as a child forked that has not run its program yet.
+func trialArgs(pid int) string {
+	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	switch {
+	case err != nil || !bytes.Contains(cmdline, []byte("\x00__trial\x00")):
+		return ""
+	case bytes.Contains(cmdline, []byte("\x00--request-stdin")):
+		return "spare"
+	}
+	return "trial"
+}
+
+// readChars is the rchar of /proc/<pid>/io (bytes the process read), or -1 when it is
+// gone.
+func readChars(pid int) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "rchar: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return -1
 }
 
 // start sets the time offsets count from and starts watching.
@@ -136,6 +185,12 @@ func (o *observer) scanChildren() {
 	case o.child < 0: // seen and gone
 		return
 	case o.child == 0:
+		// A spare that read its request (or died) is the trial's child from then on.
+		if o.spare != 0 && readChars(o.spare) != o.spareRead {
+			o.child = o.spare
+			o.record(func(s *observed) { s.TrialStart = o.since() })
+			return
+		}
 		all, err := pids()
 		if err != nil {
 			return
@@ -144,8 +199,19 @@ func (o *observer) scanChildren() {
 			if o.known[p] {
 				continue
 			}
-			o.known[p] = true
-			if st, err := readProcStat(p); err == nil && st.ppid == o.pid && st.state != 'Z' {
+			st, err := readProcStat(p)
+			if err != nil || st.ppid != o.pid || st.state == 'Z' {
+				o.known[p] = true
+				continue
+			}
+			switch trialArgs(p) {
+			case "":
+				// Forked but not yet running the trial (its command line is still
+				// gatehouse's): looked at again next time.
+			case "spare":
+				o.known[p] = true // the spare started for the next change
+			default:
+				o.known[p] = true
 				o.child = p
 				o.record(func(s *observed) { s.TrialStart = o.since() })
 				return

@@ -25,15 +25,17 @@ func (r *report) pluginLoadMarkdown() string {
 	fmt.Fprintf(&b, "**From a new .so to serving.** `gatehouse extauth` serves one AuthConfig whose only step is "+
 		"`%s`, from a plugin folder that is empty at the start (so the AuthConfig starts rejected). The bench builds %d "+
 		"versions of `%s` with `gatehouse plugin build` (version i sets `%s: i`; each build has its own plugin path), "+
-		"then, one at a time, writes version i beside the folder, renames it into place and sends a Check every %s "+
+		"then, one at a time and %s apart, writes version i beside the folder, renames it into place and sends a Check every %s "+
 		"until one is allowed with `%s: i`. Version 1 appears in the empty folder; versions 2–%d replace the one "+
 		"before, which keeps serving until the new chain is swapped in. Meanwhile the bench reads gatehouse's log and "+
 		"/proc every %s (the log's own timestamps are whole seconds): *changed* is when `%s` is logged (after "+
 		"%s without events and hashing the new file; a file shorter than its ELF headers would wait for the rest), *trial load* is the life of gatehouse's child process (the "+
 		"re-executed binary that opens the private copy, looks the symbol up, checks its type and calls "+
-		"NewConfigInstance), *accepted* is when `%s` is logged (pre-flight, trial load, plugin.Open in the server and the "+
+		"NewConfigInstance); gatehouse keeps such a child started ahead of time, past exec and package initialisation, "+
+		"so the trial is counted from when that spare reads the request on its stdin (its read bytes in /proc/<pid>/io), "+
+		"or from when a child is started if there was no spare), *accepted* is when `%s` is logged (pre-flight, trial load, plugin.Open in the server and the "+
 		"chain built).\n\n",
-		loadPluginFile, n, loadPluginModule, loadPluginHeader, checkEvery, loadPluginHeader, n, observeEvery,
+		loadPluginFile, n, loadPluginModule, loadPluginHeader, swapGap, checkEvery, loadPluginHeader, n, observeEvery,
 		msgChanged, pluginloader.WatchQuiet, msgAccepted)
 	b.WriteString("| from the rename to | min | median | p99 | max |\n|---|---:|---:|---:|---:|\n")
 	rows := []struct {
@@ -41,7 +43,7 @@ func (r *report) pluginLoadMarkdown() string {
 		get   func(swap) time.Duration
 	}{
 		{"`" + msgChanged + "` logged", func(s swap) time.Duration { return s.Detected }},
-		{"trial-load child started", func(s swap) time.Duration { return s.TrialStart }},
+		{"trial-load child started (or the spare handed the file)", func(s swap) time.Duration { return s.TrialStart }},
 		{"trial-load child gone", func(s swap) time.Duration { return s.TrialEnd }},
 		{"`" + msgAccepted + "` logged", func(s swap) time.Duration { return s.Accepted }},
 		{"**serving**: the first Check allowed with the new header", func(s swap) time.Duration { return s.Serving }},
