@@ -47,6 +47,12 @@ type Validator struct {
 	settings translate.Settings
 	started  bool
 	edge     *Edge // the last output
+	// dirty are the entries invalidated since the last output, and moved says
+	// entries came or went since: output patches the last edge when they did not.
+	dirty []*entry
+	moved bool
+	// patched counts the edges patched (for tests).
+	patched int
 }
 
 // New returns a Validator that has seen nothing yet.
@@ -86,20 +92,26 @@ type entry struct {
 	domains []string // lower-case domains it serves (VirtualService)
 	wanted  []string // lower-case domains it was rejected for (VirtualService)
 	st      Status   // validation's status
-	out     *Resource
+	// out is e's view in the last edge, nil when it must be made again (invalidate);
+	// pos is e's place in it, and slot its place in the edge's list of its kind.
+	out   *Resource
+	pos   int32
+	slot  int32
+	kind  outKind
+	dirty bool // in Validator.dirty
 }
 
-// accept makes the current version serve, and the last accepted one.
-func (e *entry) accept(state State, warnings []string) {
+// accept makes the current version of e serve, and the last accepted one.
+func (v *Validator) accept(e *entry, state State, warnings []string) {
 	r := e.res
 	e.serving, e.last = &r, &r
 	e.st = Status{State: state, Reasons: warnings, ReportedBy: ReportedBy}
-	e.out = nil
+	v.invalidate(e)
 }
 
-// reject records why the current version is Rejected; serving is the last accepted
-// version when it serves instead, else nil.
-func (e *entry) reject(why []string, serving *source.Resource) {
+// reject records why the current version of e is Rejected; serving is the last
+// accepted version when it serves instead, else nil.
+func (v *Validator) reject(e *entry, why []string, serving *source.Resource) {
 	note := noteNever
 	switch {
 	case serving != nil:
@@ -109,7 +121,17 @@ func (e *entry) reject(why []string, serving *source.Resource) {
 	}
 	e.serving = serving
 	e.st = Status{State: Rejected, Reasons: append(append([]string(nil), why...), note), ReportedBy: ReportedBy}
+	v.invalidate(e)
+}
+
+// invalidate notes that e's view in the edge, or what it serves, may have changed:
+// output makes it again. Nothing else may clear e.out, or output would miss it.
+func (v *Validator) invalidate(e *entry) {
 	e.out = nil
+	if !e.dirty {
+		e.dirty = true
+		v.dirty = append(v.dirty, e)
+	}
 }
 
 // resource is the edge's view of e.

@@ -72,7 +72,14 @@ func TestIncrementalMatchesFull(t *testing.T) {
 		names = append(names, n)
 	}
 	slices.Sort(names) // the edits depend on the seed alone
+	patchedRuns := 0
+	t.Cleanup(func() {
+		if patchedRuns == 0 {
+			t.Error("no edge was patched: the comparison did not exercise Validator.patch")
+		}
+	})
 	for seed := range uint64(200) {
+		patched := 0
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(seed, 7))
 			state := map[string]string{}
@@ -93,12 +100,18 @@ func TestIncrementalMatchesFull(t *testing.T) {
 				if diff := cmp.Diff(describeEdge(b), describeEdge(a)); diff != "" {
 					t.Fatalf("step %d: incremental differs from full (-full +incremental):\n%s\ninput:\n%s", step, diff, strings.Join(docs, "---\n"))
 				}
+				n, err := validate.CheckOutput(inc, in)
+				if err != nil {
+					t.Fatalf("step %d: the edge patched from the last one differs from a pass over every entry: %v", step, err)
+				}
+				patched = n
 				for range 1 + rnd.IntN(3) {
 					n := names[rnd.IntN(len(names))]
 					state[n] = u[n][rnd.IntN(len(u[n]))]
 				}
 			}
 		})
+		patchedRuns += patched
 	}
 }
 

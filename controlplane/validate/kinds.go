@@ -28,13 +28,13 @@ func (v *Validator) applySettings() bool {
 			e.serving = nil
 			e.st = Status{State: Warning, ReportedBy: ReportedBy, Reasons: []string{fmt.Sprintf(
 				"metadata.name: not applied: settings %s applies (one Settings resource applies, the first in namespace/name order)", all[0].res.ID())}}
-			e.out = nil
+			v.invalidate(e)
 			continue
 		}
 		self := settingsOf(&e.self, &e.res)
 		if self.err == nil {
 			s = self.settings
-			e.accept(Accepted, nil)
+			v.accept(e, Accepted, nil)
 			continue
 		}
 		var serving *source.Resource
@@ -43,7 +43,7 @@ func (v *Validator) applySettings() bool {
 				s, serving = lt.settings, last
 			}
 		}
-		e.reject(reasons(self.err), serving)
+		v.reject(e, reasons(self.err), serving)
 		if serving == nil {
 			e.st.Reasons[len(e.st.Reasons)-1] = "the default settings apply"
 		}
@@ -72,7 +72,7 @@ func (v *Validator) secret(e *entry, w work) {
 	if old := v.secrets[id]; old == nil || old.Hash != e.res.Hash {
 		v.markUsers(userKey(apiv1.KindSecret, id), w)
 	}
-	e.accept(Accepted, nil)
+	v.accept(e, Accepted, nil)
 	v.secrets[id] = e.serving
 }
 
@@ -90,7 +90,7 @@ func (v *Validator) tlsSecret(e *entry, w work) {
 		if len(self.warnings) > 0 {
 			state = Warning
 		}
-		e.accept(state, self.warnings)
+		v.accept(e, state, self.warnings)
 	} else {
 		var serving *source.Resource
 		e.tls = nil
@@ -99,7 +99,7 @@ func (v *Validator) tlsSecret(e *entry, w work) {
 				e.tls, serving = lt.tls, last
 			}
 		}
-		e.reject(reasons(self.err), serving)
+		v.reject(e, reasons(self.err), serving)
 	}
 	if e.serving == nil {
 		delete(v.secrets, id)
@@ -124,7 +124,7 @@ func (v *Validator) upstream(e *entry, w work) {
 	self := clusterOf(&e.self, &e.res)
 	if self.err == nil {
 		e.cluster = self.cluster
-		e.accept(Accepted, nil)
+		v.accept(e, Accepted, nil)
 	} else {
 		var serving *source.Resource
 		e.cluster = nil
@@ -133,7 +133,7 @@ func (v *Validator) upstream(e *entry, w work) {
 				e.cluster, serving = lt.cluster, last
 			}
 		}
-		e.reject(reasons(self.err), serving)
+		v.reject(e, reasons(self.err), serving)
 	}
 	if e.cluster != old {
 		id := e.res.ID()
@@ -163,7 +163,7 @@ func (v *Validator) authConfig(e *entry, w work) {
 	refs := secretKeys(&e.res, nil)
 	if self.err == nil {
 		e.ext = self.ext
-		e.accept(Accepted, nil)
+		v.accept(e, Accepted, nil)
 	} else {
 		var serving *source.Resource
 		e.ext = nil
@@ -173,7 +173,7 @@ func (v *Validator) authConfig(e *entry, w work) {
 				e.ext, serving = lt.ext, last
 			}
 		}
-		e.reject(reasons(self.err), serving)
+		v.reject(e, reasons(self.err), serving)
 	}
 	v.index(e, refs)
 	if e.ext != old {

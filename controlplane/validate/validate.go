@@ -3,10 +3,8 @@ package validate
 import (
 	"slices"
 
-	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/controlplane/source"
-	"gatehouse.dev/gatehouse/controlplane/translate"
 )
 
 // work is the set of entries to validate again in one run, by kind.
@@ -118,13 +116,15 @@ func (v *Validator) diff(in *source.Input, w work) []*entry {
 			if c.Now.Hash != e.res.Hash {
 				w.add(e)
 			}
-			e.res, e.out = *c.Now, nil
+			e.res = *c.Now
+			v.invalidate(e)
 		}
 	}
 	if moved {
 		aligned = append(aligned, v.aligned[i:]...)
 	}
 	v.prev, v.aligned = in.Resources, aligned
+	v.moved = v.moved || moved
 	return removed
 }
 
@@ -171,38 +171,4 @@ func (v *Validator) remove(e *entry, w work) {
 		}
 	}
 	v.markUsers(userKey(e.res.Kind, id), w)
-}
-
-// output assembles the Edge: a pass over pointers, in input order.
-func (v *Validator) output(in *source.Input) *Edge {
-	out := &Edge{Resources: make([]*Resource, len(v.aligned)), Problems: in.Problems}
-	out.Accepted.Settings = v.settings
-	if last := v.edge; last != nil {
-		out.Accepted.Clusters = make([]*translate.Cluster, 0, len(last.Accepted.Clusters)+1)
-		out.Accepted.VirtualHosts = make([]*translate.VirtualHost, 0, len(last.Accepted.VirtualHosts)+1)
-		out.ExtAuthConfigs = make([]*extauthv1.ExtAuthConfig, 0, len(last.ExtAuthConfigs)+1)
-	}
-	for i, e := range v.aligned {
-		if e.out == nil {
-			e.out = e.resource()
-			out.Changed = append(out.Changed, e.out)
-		}
-		out.Resources[i] = e.out
-		switch {
-		case e.cluster != nil:
-			out.Accepted.Clusters = append(out.Accepted.Clusters, e.cluster)
-		case e.vh != nil:
-			out.Accepted.VirtualHosts = append(out.Accepted.VirtualHosts, e.vh)
-		case e.ext != nil:
-			out.ExtAuthConfigs = append(out.ExtAuthConfigs, e.ext)
-		case e.tls != nil && e.serving != nil:
-			if out.Accepted.TLSCerts == nil {
-				out.Accepted.TLSCerts = map[string]*translate.TLSCert{}
-			}
-			out.Accepted.TLSCerts[e.tls.Name] = e.tls
-		}
-	}
-	out.Accepted.Extauthz = v.clusters[v.settings.ExtauthzServer]
-	v.edge = out
-	return out
 }

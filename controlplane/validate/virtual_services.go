@@ -46,7 +46,7 @@ func (v *Validator) virtualServices(w work, removed []*entry) {
 	}
 	for e := range restatus {
 		if !e.removed && e.vh != nil && e.st.State != Rejected {
-			e.accept(stateOf(v.warnings(e)), v.warnings(e))
+			v.accept(e, stateOf(v.warnings(e)), v.warnings(e))
 		}
 	}
 }
@@ -161,11 +161,11 @@ func (v *Validator) resolve(batch []*entry, next work, restatus map[*entry]bool)
 		}
 		switch {
 		case c != nil && !c.fallback:
-			e.accept(stateOf(v.warnings(e)), v.warnings(e))
+			v.accept(e, stateOf(v.warnings(e)), v.warnings(e))
 		case c != nil:
-			e.reject(why[e], c.version)
+			v.reject(e, why[e], c.version)
 		default:
-			e.reject(why[e], nil)
+			v.reject(e, why[e], nil)
 		}
 	}
 	// A domain taken or given up: whoever was rejected for it is validated again, as
