@@ -96,7 +96,8 @@ func (s *Set) Add(data []byte, source string) error {
 	if err := checkSize(source, int64(len(data))); err != nil {
 		return err
 	}
-	if docs := fastDocuments(data); docs != nil {
+	if docs, p := parseFast(data); docs != nil {
+		defer p.release() // what addDocument keeps holds no node
 		var errs []error
 		for _, doc := range docs {
 			errs = append(errs, s.addDocument(doc, source, true)...)
