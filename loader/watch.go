@@ -13,8 +13,11 @@ import (
 
 // WatchQuiet is how long the plugin directory must stay quiet before its files are
 // looked at: a rename into place, a Kubernetes ..data swap or a fast copy are bursts of
-// events a few microseconds apart, taken as one.
-const WatchQuiet = 10 * time.Millisecond
+// events a few microseconds apart, taken as one. It is a wait on the path of every
+// swap, so it is short; a look that comes too early is harmless, because what counts
+// is the content: a copy still in progress is shorter than its ELF headers say and is
+// held back, and a ..data swap not yet renamed still shows the old content.
+const WatchQuiet = 2 * time.Millisecond
 
 // WatchSettle is how long a plugin file that is still being written (shorter than its
 // own ELF headers say it is) may stay unchanged before it is reported anyway: a copy
