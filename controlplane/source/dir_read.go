@@ -34,6 +34,10 @@ func (d *Dir) scan(dirty map[string]bool) (changes []fileChange, all bool, err e
 			return nil, true, err
 		}
 		d.dirErr = nil
+		if len(d.files) == 0 { // the first read: the maps grow to this size at once
+			d.files = make(map[string]*fileState, len(names))
+			d.defs = make(map[Key]int, len(names))
+		}
 		present := make(map[string]bool, len(names))
 		for _, f := range names {
 			present[f] = true
