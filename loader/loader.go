@@ -198,7 +198,7 @@ func (l *Loader) openContent(path, sum string, data []byte, symbol string) (*ope
 func (l *Loader) startSpare() {
 	if s := l.opts.Trial.Spare; s != nil {
 		go func() {
-			if err := s.Start(l.opts.Trial); err != nil {
+			if err := s.Refill(l.opts.Trial); err != nil {
 				l.opts.Log.Warn().Err(err).Msg("no spare trial-load child: the next plugin change starts its own, which takes longer")
 			}
 		}()

@@ -28,7 +28,7 @@ type TrialRequest struct {
 // re-executed, past exec and package initialisation (tens of milliseconds of the ~80
 // a trial took), waiting on its stdin for the file to open. A TrialRunner with a Spare
 // hands it the next file; a Loader starts the next spare once it has opened the plugin
-// (Start: a spare is only started when none is waiting or starting). Each
+// (Refill; one spare waits at a time, and none before Start). Each
 // child serves one trial, as a cold one does: a plugin cannot be unloaded, and one
 // whose init code crashes or hangs takes only its child down. It is the same binary as
 // the server, so the plugin is checked against the package hashes the server has.
@@ -43,6 +43,7 @@ type TrialSpare struct {
 	next     *spareChild // started and waiting, or nil
 	starting bool
 	closed   bool
+	started  bool // Start was called: Refill may start the next spare
 }
 
 // spareChild is one started spare.
@@ -59,6 +60,22 @@ type spareChild struct {
 // Start starts a spare for r's executable unless one is waiting or starting. It
 // returns once the child runs (its package initialisation goes on in the child).
 func (s *TrialSpare) Start(r TrialRunner) error {
+	s.mu.Lock()
+	s.started = true
+	s.mu.Unlock()
+	return s.Refill(r)
+}
+
+// Refill starts the next spare, as Start does, once Start was called: a Loader calls
+// it after each plugin it opened, and a spare is only kept where Start asked for one
+// (extauth, once it watches the plugin folder).
+func (s *TrialSpare) Refill(r TrialRunner) error {
+	s.mu.Lock()
+	started := s.started
+	s.mu.Unlock()
+	if !started {
+		return nil
+	}
 	exe := r.Executable
 	if exe == "" {
 		var err error

@@ -148,12 +148,15 @@ func TestTrialSpareClose(t *testing.T) {
 	}
 	spare := &loader.TrialSpare{}
 	r := loader.TrialRunner{Executable: script, Spare: spare}
+	if err := spare.Refill(r); err != nil || spare.Pid() != 0 {
+		t.Errorf("Refill before Start started a spare (pid %d, %v); only Start asks for one", spare.Pid(), err)
+	}
 	if err := spare.Start(r); err != nil {
 		t.Fatal(err)
 	}
 	pid := spare.Pid()
-	if err := spare.Start(r); err != nil || spare.Pid() != pid {
-		t.Errorf("a second Start replaced or added a spare (pid %d, then %d, %v); one waits at a time", pid, spare.Pid(), err)
+	if err := spare.Refill(r); err != nil || spare.Pid() != pid {
+		t.Errorf("Refill replaced or added a spare (pid %d, then %d, %v); one waits at a time", pid, spare.Pid(), err)
 	}
 	spare.Close()
 	if alive(pid) {
@@ -161,6 +164,9 @@ func TestTrialSpareClose(t *testing.T) {
 	}
 	if err := spare.Start(r); err != nil || spare.Pid() != 0 {
 		t.Errorf("Start after Close started a spare (pid %d, %v)", spare.Pid(), err)
+	}
+	if err := spare.Refill(r); err != nil || spare.Pid() != 0 {
+		t.Errorf("Refill after Close started a spare (pid %d, %v)", spare.Pid(), err)
 	}
 }
 
