@@ -69,11 +69,12 @@ type Stages struct {
 type Pipeline struct {
 	o Options
 
-	run   sync.Mutex // one run at a time
-	valid *validate.Validator
-	cache *translate.Cache
-	sets  translate.Settings
-	first bool
+	run     sync.Mutex // one run at a time
+	valid   *validate.Validator
+	cache   *translate.Cache
+	proxies proxiesMemo
+	sets    translate.Settings
+	first   bool
 	// logged holds the resources last logged as not Accepted.
 	logged map[source.Key]bool
 
@@ -106,7 +107,7 @@ func (p *Pipeline) Apply(in *source.Input) {
 	defer p.run.Unlock()
 	start := time.Now()
 	edge := p.valid.Validate(in)
-	proxies := translate.Proxies(edge.Accepted)
+	proxies := p.proxies.of(edge.Accepted)
 	out := make(map[string]xds.Resources, len(proxies)+1)
 	changed := make(map[string]xds.Changed, len(proxies)+1)
 	ext, extChanged := p.cache.ExtAuthConfigs(edge.ExtAuthConfigs)
