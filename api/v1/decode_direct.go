@@ -18,7 +18,7 @@ import (
 // anything it does not handle, and decodeInto then takes the round trip
 // (TestBuildIsTheJSONRoundTrip holds the two to the same result).
 func build(n *yaml.Node, v reflect.Value) bool {
-	if v.CanAddr() && v.Addr().Type().Implements(unmarshalerType) {
+	if v.CanAddr() && freeForm(v.Type()) {
 		// Free-form (a plugin's config): the very bytes the round trip would give, null
 		// included.
 		var g any
@@ -116,6 +116,21 @@ func buildStruct(n *yaml.Node, v reflect.Value) bool {
 		}
 	}
 	return true
+}
+
+// freeForms caches freeForm.
+var freeForms sync.Map // reflect.Type → bool
+
+// freeForm says whether a *t decodes itself from JSON (json.Unmarshaler), as a
+// plugin's config does. Asked for every value of every document, Implements was a
+// sixth of building them.
+func freeForm(t reflect.Type) bool {
+	if v, ok := freeForms.Load(t); ok {
+		return v.(bool)
+	}
+	is := reflect.PointerTo(t).Implements(unmarshalerType)
+	freeForms.Store(t, is)
+	return is
 }
 
 // fieldIndexes caches structFields: type → JSON name → field index.

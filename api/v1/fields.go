@@ -84,7 +84,7 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, line int) {
 		return // null leaves any field at its zero value
 	}
 	n = resolve(n)
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
+	if freeForm(t) {
 		// Free-form, such as a plugin's config (json.RawMessage), which is checked later
 		// against the plugin's own type; only what JSON cannot hold is reported here.
 		c.checkKeys(n)
