@@ -69,8 +69,8 @@ type wirePart struct {
 // emits verbatim: what MarshalResource gives for rc, taken as it is by serialized.
 // The record of a virtual host prev has is copied from prev's bytes (found by place
 // when it is where it was, or one place off; by a map of prev's virtual hosts, made
-// only then, when it moved); the others' serializations are taken from wireOf. prev
-// is nil when nothing is served.
+// only then, when it moved); wireOf gives the serialization of a virtual host new to
+// the route configuration, nil for one prev has. prev is nil when nothing is served.
 func wireRoutes(rc, shallow *route.RouteConfiguration, wireOf func(*route.VirtualHost) []byte, prev *servedRecords) (*route.RouteConfiguration, *wireRecords, error) {
 	head, err := cachev3.MarshalResource(shallow)
 	if err != nil {
@@ -96,17 +96,15 @@ func wireRoutes(rc, shallow *route.RouteConfiguration, wireOf func(*route.Virtua
 			j++
 			continue
 		}
-		if k, ok := prev.find(vhs[i]); ok {
+		if b := wireOf(vhs[i]); b != nil {
+			parts = append(parts, wirePart{vh: b})
+			n += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(b))
+		} else if k, ok := prev.find(vhs[i]); ok {
 			from, to := prev.at.span(k)
 			parts = append(parts, wirePart{from: from, to: to})
 			n += to - from
 		} else {
-			b := wireOf(vhs[i])
-			if b == nil {
-				return nil, nil, fmt.Errorf("virtual_hosts[%d]: neither served nor serialized (a bug)", i)
-			}
-			parts = append(parts, wirePart{vh: b})
-			n += protowire.SizeTag(virtualHostsField) + protowire.SizeBytes(len(b))
+			return nil, nil, fmt.Errorf("virtual_hosts[%d]: neither served nor serialized (a bug)", i)
 		}
 		records.ends[i] = n
 		if prev != nil && j < len(prev.vhs) && (i+1 >= len(vhs) || vhs[i+1] != prev.vhs[j]) {
