@@ -131,3 +131,62 @@ func spareAlive(pid int) bool {
 	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
 	return err == nil && bytes.Contains(cmdline, []byte("\x00__trial\x00")) && bytes.Contains(cmdline, []byte("\x00--request-stdin"))
 }
+
+// TestTrialAfterBinaryReplaced upgrades the gatehouse binary in place under a running
+// `gatehouse extauth`: its trial-load children must still be this process's binary
+// (/proc/self/exe), whose package hashes the server has, not whatever file now has its
+// path. The new file here is a script that fails, so a trial run from the path would
+// not give initpanic.so's panic as the reason.
+func TestTrialAfterBinaryReplaced(t *testing.T) {
+	b := newABIBuilds(t)
+	var good, panics string
+	t.Run("build", func(t *testing.T) {
+		t.Run("required_header", func(t *testing.T) { t.Parallel(); good = b.build(t, requiredHeader) })
+		t.Run("initpanic", func(t *testing.T) { t.Parallel(); panics = b.build(t, testdataPlugin("initpanic")) })
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	bin := filepath.Join(t.TempDir(), "gatehouse")
+	data, err := os.ReadFile(testbin.Gatehouse(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	abiWrite(t, bin, string(data))
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	config := srvAuthConfig("good", "required_header", "required_header.so", "Plugin", srvGoodStep) +
+		srvAuthConfig("panics", "initpanic", "initpanic.so", "Plugin", srvGoodStep)
+	s := startSrv(t, bin, dir, config)
+	first := waitSpare(t, s, 0)
+
+	// The upgrade: a new file renamed over the binary's path, as package managers do.
+	next := bin + ".new"
+	abiWrite(t, next, "#!/bin/sh\necho 'not the binary the server runs' >&2\nexit 3\n")
+	if err := os.Chmod(next, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, bin); err != nil {
+		t.Fatal(err)
+	}
+
+	srvInstall(t, good, dir, "required_header.so") // trial-loaded by the spare started before
+	testbin.Eventually(t, 20*time.Second, func() error {
+		if got := s.verdict(t, "default.good", map[string]string{"x-required": "alpha"}); !cmp.Equal(got, srvMatched) {
+			return fmt.Errorf("default.good: %v, want allowed", got)
+		}
+		return nil
+	})
+	waitSpare(t, s, first) // started after the upgrade
+
+	srvInstall(t, panics, dir, "initpanic.so")
+	want := "trial load: the plugin panicked while loading (init code runs when the plugin is opened); it printed:\npanic: initpanic: cannot reach the license server"
+	testbin.Eventually(t, 20*time.Second, func() error {
+		if st := s.statuses(t)["default.panics"]; !strings.Contains(st.Reason, want) {
+			return fmt.Errorf("default.panics: %+v; want a reason holding %q", st, want)
+		}
+		return nil
+	})
+}

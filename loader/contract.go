@@ -3,7 +3,6 @@ package loader
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -131,13 +130,9 @@ func readHostContract() (*Contract, error) {
 		return nil, errors.New("loader: this binary has no build information; build it with module support")
 	}
 	c := ContractFromBuildInfo(bi, version.Version)
-	exe, err := os.Executable()
+	exe, err := selfExecutable()
 	if err != nil {
 		return nil, fmt.Errorf("loader: finding this executable: %w", err)
-	}
-	// /proc/self/exe is the file this process runs even if the path was replaced since.
-	if _, err := os.Stat("/proc/self/exe"); err == nil {
-		exe = "/proc/self/exe"
 	}
 	f, err := openELF(exe)
 	if err != nil {

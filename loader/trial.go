@@ -44,7 +44,7 @@ func (r TrialRunner) Run(ctx context.Context, display, path, symbol string, conf
 	exe := r.Executable
 	if exe == "" {
 		var err error
-		if exe, err = os.Executable(); err != nil {
+		if exe, err = selfExecutable(); err != nil {
 			return []Finding{trialFailure(fmt.Sprintf("cannot find the gatehouse executable to re-run: %v", err), "")}, nil
 		}
 	}

@@ -79,7 +79,7 @@ func (s *TrialSpare) Refill(r TrialRunner) error {
 	exe := r.Executable
 	if exe == "" {
 		var err error
-		if exe, err = os.Executable(); err != nil {
+		if exe, err = selfExecutable(); err != nil {
 			return fmt.Errorf("trial spare: cannot find the gatehouse executable: %w", err)
 		}
 	}

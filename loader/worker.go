@@ -56,7 +56,7 @@ type Worker struct {
 // a plugin that cannot run (it names the file and what the worker printed).
 func StartWorker(o WorkerOptions) (*Worker, error) {
 	if o.Executable == "" {
-		exe, err := os.Executable()
+		exe, err := selfExecutable()
 		if err != nil {
 			return nil, fmt.Errorf("worker: cannot find the gatehouse executable: %w", err)
 		}
