@@ -32,6 +32,11 @@ func Hash(apiVersion, kind string, obj any) string {
 		// The objects are decoded from JSON-compatible YAML; they always marshal.
 		panic("source: hash: " + err.Error())
 	}
+	return hashBytes(apiVersion, kind, b)
+}
+
+// hashBytes is the keyed hash of b, the text of one resource of apiVersion and kind.
+func hashBytes(apiVersion, kind string, b []byte) string {
 	m := hashers.Get().(hash.Hash)
 	defer hashers.Put(m)
 	m.Reset()
@@ -53,11 +58,25 @@ func Decode(data []byte, origin string) ([]Resource, []Problem) {
 	if err := set.Add(data, origin); err != nil {
 		return nil, problems(err, origin)
 	}
+	// A file of one resource, as most are, is hashed as its text: the object is
+	// decoded from nothing else, so equal text means an equal object, and hashing the
+	// bytes costs a fraction of marshaling the object to JSON first (a sixth of
+	// decoding 30,000 files). An edit that changes only the text (a comment, the
+	// layout) is then a change, which validation and translation find to be the same
+	// Envoy resources as before: nothing is pushed. A file of several resources hashes
+	// each one's JSON, as the Kubernetes source does.
+	single := len(set.AuthConfigs)+len(set.VirtualServices)+len(set.Upstreams)+len(set.Settings)+len(set.Secrets) == 1
 	var out []Resource
 	add := func(apiVersion, kind string, md *apiv1.Metadata, obj any) {
+		h := ""
+		if single {
+			h = hashBytes(apiVersion, kind, data)
+		} else {
+			h = Hash(apiVersion, kind, obj)
+		}
 		out = append(out, Resource{
 			APIVersion: apiVersion, Kind: kind, Namespace: md.Namespace, Name: md.Name,
-			Origin: origin, Object: obj, Hash: Hash(apiVersion, kind, obj),
+			Origin: origin, Object: obj, Hash: h,
 		})
 	}
 	for _, r := range set.AuthConfigs {
