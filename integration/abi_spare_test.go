@@ -23,15 +23,7 @@ import (
 // server is killed, its spare goes with it.
 func TestSpareTrial(t *testing.T) {
 	gatehouse := testbin.Gatehouse(t)
-	b := newABIBuilds(t)
-	var good, panics string
-	t.Run("build", func(t *testing.T) {
-		t.Run("required_header", func(t *testing.T) { t.Parallel(); good = b.build(t, requiredHeader) })
-		t.Run("initpanic", func(t *testing.T) { t.Parallel(); panics = b.build(t, testdataPlugin("initpanic")) })
-	})
-	if t.Failed() {
-		t.FailNow()
-	}
+	good, panics := buildGoodAndInitPanic(t)
 	dir := t.TempDir()
 	config := srvAuthConfig("good", "required_header", "required_header.so", "Plugin", srvGoodStep) +
 		srvAuthConfig("panics", "initpanic", "initpanic.so", "Plugin", srvGoodStep)
@@ -138,15 +130,7 @@ func spareAlive(pid int) bool {
 // path. The new file here is a script that fails, so a trial run from the path would
 // not give initpanic.so's panic as the reason.
 func TestTrialAfterBinaryReplaced(t *testing.T) {
-	b := newABIBuilds(t)
-	var good, panics string
-	t.Run("build", func(t *testing.T) {
-		t.Run("required_header", func(t *testing.T) { t.Parallel(); good = b.build(t, requiredHeader) })
-		t.Run("initpanic", func(t *testing.T) { t.Parallel(); panics = b.build(t, testdataPlugin("initpanic")) })
-	})
-	if t.Failed() {
-		t.FailNow()
-	}
+	good, panics := buildGoodAndInitPanic(t)
 	bin := filepath.Join(t.TempDir(), "gatehouse")
 	data, err := os.ReadFile(testbin.Gatehouse(t))
 	if err != nil {
@@ -189,4 +173,19 @@ func TestTrialAfterBinaryReplaced(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// buildGoodAndInitPanic builds plugins/required_header and the initpanic test plugin,
+// whose init code panics, and returns their files.
+func buildGoodAndInitPanic(t *testing.T) (good, panics string) {
+	t.Helper()
+	b := newABIBuilds(t)
+	t.Run("build", func(t *testing.T) {
+		t.Run("required_header", func(t *testing.T) { t.Parallel(); good = b.build(t, requiredHeader) })
+		t.Run("initpanic", func(t *testing.T) { t.Parallel(); panics = b.build(t, testdataPlugin("initpanic")) })
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	return good, panics
 }
