@@ -50,7 +50,7 @@ func (c *change) present(k key) bool {
 func (r *role) consistent(c *change) []error {
 	var errs []error
 	// Every reference of a new or changed resource must be served afterwards.
-	added := map[key][]key{}
+	added := make(map[key][]key, len(c.upsert))
 	for k, s := range c.upsert {
 		for _, ref := range c.newRefs(k, s) {
 			added[ref] = append(added[ref], k)

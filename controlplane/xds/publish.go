@@ -102,7 +102,7 @@ func (s *Server) PublishChanged(roleName string, r Resources, changed Changed) e
 // diff compares r with what is served, inspecting what is new or changed: for a type
 // in changed, the names it lists; for any other type, every name.
 func (rl *role) diff(r Resources, changed Changed) (*change, []error) {
-	c := &change{upsert: map[key]served{}, remove: map[key]served{}, repoint: map[key]types.Resource{}, parts: map[string]partEdit{}, routes: map[string]*routeDelta{}, desired: r}
+	c := &change{upsert: make(map[key]served, rl.upsertHint(r)), remove: map[key]served{}, repoint: map[key]types.Resource{}, parts: map[string]partEdit{}, routes: map[string]*routeDelta{}, desired: r}
 	var errs []error
 	for _, typ := range roleTypes(rl.name) {
 		if rl.same(typ, r[typ]) {
@@ -190,8 +190,26 @@ func newServed(typ, name string, res types.Resource) (served, error) {
 	return served{res: res, version: func() string { return v }, bytes: b}, nil
 }
 
+// upsertHint is how many resources of r may be new: all of a type nothing of which is
+// served yet, as on a role's first Publish, where growing maps of 10,000 entries one
+// doubling at a time cost ~0.15 s of a start at 10,000 services.
+func (rl *role) upsertHint(r Resources) int {
+	n := 0
+	for typ, m := range r {
+		if len(rl.served[typ]) == 0 {
+			n += len(m)
+		}
+	}
+	return n
+}
+
 // record makes c what is served, in the role's own books.
 func (rl *role) record(c *change) {
+	for typ, m := range c.desired {
+		if len(rl.served[typ]) == 0 && len(m) > 0 {
+			rl.served[typ] = make(map[string]served, len(m)) // sized once, as upsertHint
+		}
+	}
 	rl.reindex(c)
 	for k, s := range c.upsert {
 		s.bytes = nil // the wildcard set keeps them (push)
@@ -228,10 +246,14 @@ func (rl *role) push(c *change) error {
 	order := roleTypes(rl.name)
 	upsert := map[string]map[string]types.Resource{}
 	wires := map[string]map[string]*wireResource{}
+	counts := map[string]int{}
+	for k := range c.upsert {
+		counts[k.typ]++
+	}
 	for k, s := range c.upsert {
 		if upsert[k.typ] == nil {
-			upsert[k.typ] = map[string]types.Resource{}
-			wires[k.typ] = map[string]*wireResource{}
+			upsert[k.typ] = make(map[string]types.Resource, counts[k.typ])
+			wires[k.typ] = make(map[string]*wireResource, counts[k.typ])
 		}
 		upsert[k.typ][k.name] = s.cached()
 		wires[k.typ][k.name] = s.wireResource()
