@@ -79,6 +79,10 @@ func hasKind(es []*entry, kind string) bool {
 // an edit did not touch with the previous one, and those are not looked at.
 func (v *Validator) diff(in *source.Input, w work) []*entry {
 	changes := in.Resources.Diff(v.prev)
+	if len(v.entries) == 0 {
+		// The first Input: one map of its size rather than one grown to it.
+		v.entries = make(map[source.Key]*entry, in.Resources.Len())
+	}
 	moved := false // a resource came or went: entries change places
 	for _, c := range changes {
 		moved = moved || c.Was == nil || c.Now == nil
