@@ -32,13 +32,7 @@ func TestSpareTrial(t *testing.T) {
 
 	t.Run("a plugin that panics in init ends only the spare", func(t *testing.T) {
 		srvInstall(t, panics, dir, "initpanic.so")
-		want := "trial load: the plugin panicked while loading (init code runs when the plugin is opened); it printed:\npanic: initpanic: cannot reach the license server"
-		testbin.Eventually(t, 20*time.Second, func() error {
-			if st := s.statuses(t)["default.panics"]; !strings.Contains(st.Reason, want) {
-				return fmt.Errorf("default.panics: %+v; want a reason holding %q", st, want)
-			}
-			return nil
-		})
+		waitInitPanicRefused(t, s)
 		if s.proc.Exited() {
 			t.Fatalf("gatehouse extauth exited:\n%s", s.proc.Output())
 		}
@@ -51,12 +45,7 @@ func TestSpareTrial(t *testing.T) {
 	t.Run("a good plugin dropped in serves", func(t *testing.T) {
 		next := waitSpare(t, s, first)
 		srvInstall(t, good, dir, "required_header.so")
-		testbin.Eventually(t, 20*time.Second, func() error {
-			if got := s.verdict(t, "default.good", map[string]string{"x-required": "alpha"}); !cmp.Equal(got, srvMatched) {
-				return fmt.Errorf("default.good: %v, want allowed", got)
-			}
-			return nil
-		})
+		waitGoodServes(t, s)
 		if st := s.statuses(t)["default.good"]; st.State != server.StateAccepted {
 			t.Errorf("default.good status %+v, want Accepted", st)
 		}
@@ -157,22 +146,11 @@ func TestTrialAfterBinaryReplaced(t *testing.T) {
 	}
 
 	srvInstall(t, good, dir, "required_header.so") // trial-loaded by the spare started before
-	testbin.Eventually(t, 20*time.Second, func() error {
-		if got := s.verdict(t, "default.good", map[string]string{"x-required": "alpha"}); !cmp.Equal(got, srvMatched) {
-			return fmt.Errorf("default.good: %v, want allowed", got)
-		}
-		return nil
-	})
+	waitGoodServes(t, s)
 	waitSpare(t, s, first) // started after the upgrade
 
 	srvInstall(t, panics, dir, "initpanic.so")
-	want := "trial load: the plugin panicked while loading (init code runs when the plugin is opened); it printed:\npanic: initpanic: cannot reach the license server"
-	testbin.Eventually(t, 20*time.Second, func() error {
-		if st := s.statuses(t)["default.panics"]; !strings.Contains(st.Reason, want) {
-			return fmt.Errorf("default.panics: %+v; want a reason holding %q", st, want)
-		}
-		return nil
-	})
+	waitInitPanicRefused(t, s)
 }
 
 // buildGoodAndInitPanic builds plugins/required_header and the initpanic test plugin,
@@ -188,4 +166,28 @@ func buildGoodAndInitPanic(t *testing.T) (good, panics string) {
 		t.FailNow()
 	}
 	return good, panics
+}
+
+// waitInitPanicRefused waits until default.panics is refused with initpanic.so's panic,
+// which only a trial load in a gatehouse child can report.
+func waitInitPanicRefused(t *testing.T, s *srvProc) {
+	t.Helper()
+	want := "trial load: the plugin panicked while loading (init code runs when the plugin is opened); it printed:\npanic: initpanic: cannot reach the license server"
+	testbin.Eventually(t, 20*time.Second, func() error {
+		if st := s.statuses(t)["default.panics"]; !strings.Contains(st.Reason, want) {
+			return fmt.Errorf("default.panics: %+v; want a reason holding %q", st, want)
+		}
+		return nil
+	})
+}
+
+// waitGoodServes waits until default.good allows a request with the required header.
+func waitGoodServes(t *testing.T, s *srvProc) {
+	t.Helper()
+	testbin.Eventually(t, 20*time.Second, func() error {
+		if got := s.verdict(t, "default.good", map[string]string{"x-required": "alpha"}); !cmp.Equal(got, srvMatched) {
+			return fmt.Errorf("default.good: %v, want allowed", got)
+		}
+		return nil
+	})
 }
