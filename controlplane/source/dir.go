@@ -50,6 +50,10 @@ type Dir struct {
 	// keys defined more than once.
 	defs map[Key]int
 	dups int
+	// linked are the resource files that are symbolic links. Only through them can
+	// another entry of the directory (a Kubernetes ..data swap, a symlinked folder)
+	// change what is read; without them, an editor's temporary files cost nothing.
+	linked map[string]bool
 	// serving is the origin of each key in the last published Input.
 	serving map[Key]string
 	dirErr  error

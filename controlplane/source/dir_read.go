@@ -47,10 +47,11 @@ func (d *Dir) scan(dirty map[string]bool) (changes []fileChange, all bool, err e
 				d.drop(f) // removed from the directory: its resources go with it
 			}
 		}
+
 		toRead = names
 	} else {
 		for f := range dirty {
-			if fi, err := os.Stat(f); err != nil || fi.IsDir() {
+			if fi, err := d.stat(f); err != nil || fi.IsDir() {
 				// Gone, or not a file any more (as a listing would skip it).
 				if st := d.files[f]; st != nil {
 					changes = append(changes, fileChange{path: f, before: st.resources})
@@ -82,6 +83,7 @@ func (d *Dir) list() ([]string, error) {
 		return nil, fmt.Errorf("resources directory %s: %w", d.Path, err)
 	}
 	var out []string
+	clear(d.linked)
 	for _, e := range entries {
 		name := e.Name()
 		if !isResourceFile(name) {
@@ -89,6 +91,7 @@ func (d *Dir) list() ([]string, error) {
 		}
 		p := filepath.Join(d.Path, name)
 		if e.Type()&os.ModeSymlink != 0 {
+			d.setLinked(p, true) // even when broken: a ..data swap may mend it
 			if fi, err := os.Stat(p); err != nil || fi.IsDir() {
 				continue
 			}
@@ -99,6 +102,28 @@ func (d *Dir) list() ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// stat is os.Stat of a resource file that also records whether it is a symlink.
+func (d *Dir) stat(path string) (os.FileInfo, error) {
+	fi, err := os.Lstat(path)
+	link := err == nil && fi.Mode()&os.ModeSymlink != 0
+	d.setLinked(path, link)
+	if !link {
+		return fi, err
+	}
+	return os.Stat(path)
+}
+
+func (d *Dir) setLinked(path string, link bool) {
+	switch {
+	case link && d.linked == nil:
+		d.linked = map[string]bool{path: true}
+	case link:
+		d.linked[path] = true
+	default:
+		delete(d.linked, path)
+	}
 }
 
 // isResourceFile says whether a directory entry's name is one the source reads: a

@@ -128,7 +128,12 @@ func (d *Dir) concerns(ev fsnotify.Event, dirty map[string]bool, full *bool) boo
 		return true
 	}
 	// Anything else in the directory (a Kubernetes ..data swap, a symlinked folder)
-	// may change what the YAML symlinks point at.
+	// may change what the YAML symlinks point at; with no symlinked YAML file it
+	// changes nothing (an editor's backup or temporary file: reading tens of
+	// thousands of files again for each would cost more than the edit).
+	if len(d.linked) == 0 {
+		return false
+	}
 	if strings.HasPrefix(base, "..") || !strings.HasPrefix(base, ".") {
 		*full = true
 		return true
