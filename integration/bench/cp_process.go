@@ -124,22 +124,45 @@ func waitPort(ctx context.Context, p *proc, addr string) error {
 
 // rss is the resident set size of pid, from /proc/<pid>/status.
 func rss(pid int) (int64, error) {
+	st, err := readMemStatus(pid)
+	return st.RSS, err
+}
+
+// memStatus is what /proc/<pid>/status says about a process's memory.
+type memStatus struct {
+	RSS  int64 // VmRSS: resident now
+	File int64 // RssFile: of it, pages of mapped files (mostly the binary's own)
+	Peak int64 // VmHWM: the highest RSS so far
+}
+
+// readMemStatus reads pid's memStatus.
+func readMemStatus(pid int) (memStatus, error) {
+	var st memStatus
 	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
 	if err != nil {
-		return 0, err
+		return st, err
 	}
 	defer f.Close()
+	fields := map[string]*int64{"VmRSS:": &st.RSS, "RssFile:": &st.File, "VmHWM:": &st.Peak}
+	found := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("/proc/%d/status: VmRSS %q: %w", pid, v, err)
-			}
-			return kb << 10, nil
+		name, v, _ := strings.Cut(sc.Text(), "\t")
+		dst := fields[name]
+		if dst == nil {
+			continue
 		}
+		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		if err != nil {
+			return st, fmt.Errorf("/proc/%d/status: %s %q: %w", pid, name, v, err)
+		}
+		*dst = kb << 10
+		found++
 	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmRSS", pid)
+	if found != len(fields) {
+		return st, fmt.Errorf("/proc/%d/status: want VmRSS, RssFile and VmHWM, found %d of them", pid, found)
+	}
+	return st, sc.Err()
 }
 
 // metric reads the first sample of each name from a Prometheus text endpoint.

@@ -58,12 +58,13 @@ func (r *report) controlplaneMarkdown() string {
 		"*CPU* is the control plane's own CPU time (utime+stime from /proc) until ready or per edit, which does not depend on how busy "+
 		"the machine is (a 10 ms clock tick: per edit, an average over the edits); *others* is the share of the machine used by processes "+
 		"other than the control plane and the bench meanwhile, which stretches the wall-clock figures. RSS is "+
-		"VmRSS from /proc. Latencies are percentiles over the edits (nearest rank).\n\n", pin, c.Options.edits)
+		"VmRSS from /proc; *binary's pages* is the part of it that maps files (RssFile: the 180 MB executable's pages the process "+
+		"touched, shared with every process running it and dropped by the kernel first), *peak* the highest RSS until ready (VmHWM). Latencies are percentiles over the edits (nearest rank).\n\n", pin, c.Options.edits)
 
-	b.WriteString("| services | ready: extauth | ready: proxy | control plane CPU until ready | others | RSS after start | RSS after the edits |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| services | ready: extauth | ready: proxy | control plane CPU until ready | others | RSS after start (binary's pages) | peak RSS until ready | RSS after the edits |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range c.Scales {
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.0f%% | %s | %s |\n", s.N, msShort(s.ReadyExtauth), msShort(s.ReadyProxy),
-			msShort(s.CPUReady), 100*s.OtherReady, mb(s.RSSReady), mb(s.RSSEdited))
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.0f%% | %s (%s) | %s | %s |\n", s.N, msShort(s.ReadyExtauth), msShort(s.ReadyProxy),
+			msShort(s.CPUReady), 100*s.OtherReady, mb(s.RSSReady), mb(s.FileReady), mb(s.PeakReady), mb(s.RSSEdited))
 	}
 	b.WriteString("\n| services | edit | edits | p50 | p99 | max | control plane CPU per edit | Publish per edit | others |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range c.Scales {
@@ -104,13 +105,8 @@ func (c *cpResult) targetsMarkdown() string {
 		p50, p99 := e.Latencies.Percentile(50), e.Latencies.Percentile(99)
 		fmt.Fprintf(&b, "- %s edit → stream p50 < 30 ms: %s (%s); p99 < 100 ms: %s (%s)\n", e.Kind, msShort(p50), met(p50 < cpP50Target), msShort(p99), met(p99 < cpP99Target))
 	}
-	peak := max(s.RSSReady, s.RSSEdited)
-	if c.Churn != nil {
-		for _, m := range c.Churn.Samples {
-			peak = max(peak, m.RSS)
-		}
-	}
-	fmt.Fprintf(&b, "- control-plane RSS < 400 MB: peak %s (%s)\n", mb(peak), met(peak < cpRSSTarget))
+	peak := s.Peak
+	fmt.Fprintf(&b, "- control-plane RSS < 400 MB: peak %s over the whole run (VmHWM: start, edits, churn) (%s)\n", mb(peak), met(peak < cpRSSTarget))
 	if c.Extauth != nil {
 		ex := max(c.Extauth.RSS, c.Extauth.RSSSettled)
 		fmt.Fprintf(&b, "- extauth RSS with every AuthConfig < 200 MB: %s (%s)\n", mb(ex), met(ex < extauthRSSTarget))

@@ -53,6 +53,9 @@ type cpScale struct {
 	CPUReady     time.Duration // the control plane's CPU time until then
 	OtherReady   float64       // the share of the machine other processes used meanwhile
 	RSSReady     int64         // after the first complete state
+	FileReady    int64         // of RSSReady, mapped files' pages (the binary's)
+	PeakReady    int64         // the highest RSS until then (VmHWM)
+	Peak         int64         // the highest RSS of the whole run (VmHWM after the edits and the churn)
 	RSSEdited    int64         // after the edits
 	Edits        []editSeries
 }
@@ -113,9 +116,11 @@ func measureScale(ctx context.Context, o cpOptions, bins binaries, procs *procSe
 	if sc.OtherReady, err = others.othersBut(sc.CPUReady); err != nil {
 		return sc, err
 	}
-	if sc.RSSReady, err = rss(pid); err != nil {
+	st, err := readMemStatus(pid)
+	if err != nil {
 		return sc, err
 	}
+	sc.RSSReady, sc.FileReady, sc.PeakReady = st.RSS, st.File, st.Peak
 	progress(fmt.Sprintf("controlplane: %d services: first complete state extauth %s, proxy %s (CPU %s, others %.0f%%)",
 		n, sc.ReadyExtauth.Round(time.Millisecond), sc.ReadyProxy.Round(time.Millisecond), sc.CPUReady.Round(time.Millisecond), 100*sc.OtherReady))
 	ed := &editor{dir: dir, n: n, cp: cp}
@@ -128,9 +133,11 @@ func measureScale(ctx context.Context, o cpOptions, bins binaries, procs *procSe
 			n, k, s.Latencies, s.CPU.Round(100*time.Microsecond), s.Publish.Round(10*time.Microsecond), 100*s.OtherCPU))
 		sc.Edits = append(sc.Edits, s)
 	}
-	if sc.RSSEdited, err = rss(pid); err != nil {
+	st, err = readMemStatus(pid)
+	if err != nil {
 		return sc, err
 	}
+	sc.RSSEdited, sc.Peak = st.RSS, st.Peak
 	if !largest {
 		return sc, nil
 	}
@@ -139,6 +146,10 @@ func measureScale(ctx context.Context, o cpOptions, bins binaries, procs *procSe
 		if res.Churn, err = ed.churn(ctx, o.churnRate, o.churn); err != nil {
 			return sc, err
 		}
+		if st, err = readMemStatus(pid); err != nil {
+			return sc, err
+		}
+		sc.Peak = st.Peak
 	}
 	progress(fmt.Sprintf("controlplane: %d services: gatehouse extauth --xds until it serves every AuthConfig", n))
 	if res.Extauth, err = runExtauthXDS(ctx, procs, bins, cp, n, filepath.Join(tmp, fmt.Sprintf("extauth-%d.log", n)), o.extauthHeap); err != nil {
