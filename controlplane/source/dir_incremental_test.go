@@ -19,7 +19,7 @@ func upstreamYAML(name string, port int) string {
 // newTestDir is a Dir on dir as Run leaves it after its first read.
 func newTestDir(t testing.TB, dir string) *Dir {
 	t.Helper()
-	d := &Dir{Path: dir, Log: zerolog.Nop(), files: map[string]*fileState{}, serving: map[Key]string{}, troubled: map[string]bool{}, defs: map[Key]int{}}
+	d := &Dir{Path: dir, Log: zerolog.Nop(), files: map[string]*fileState{}, troubled: map[string]bool{}, defs: map[uint64]int32{}}
 	if _, _, err := d.scan(nil); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,8 @@ func (d *Dir) step(dirty ...string) {
 
 // TestIncrementalInputIsTheFullInput edits, breaks, duplicates and removes files at
 // random; after each event the Input made by editing the last one must be the Input
-// assembled from every file, and what a fresh read of the directory gives.
+// assembled from every file, and what a fresh read of the directory gives, and the
+// last Input must be as it was.
 func TestIncrementalInputIsTheFullInput(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -73,9 +74,15 @@ func TestIncrementalInputIsTheFullInput(t *testing.T) {
 		} else if err := os.WriteFile(file(i), []byte(op.content(i)), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		last, was := d.last, d.last.Resources.Slice()
 		d.step(file(i))
 		full := d.input()
 		opts := cmp.Options{cmpopts.IgnoreFields(Resource{}, "Object"), cmp.Transformer("Resources", Resources.Slice), cmpopts.EquateEmpty()}
+		// The Inputs and the files' state share their resources: a published Input
+		// stays as it was.
+		if diff := cmp.Diff(was, last.Resources.Slice(), opts); diff != "" {
+			t.Fatalf("step %d (%s f%02d): the last Input was modified (-before +after):\n%s", step, op.name, i, diff)
+		}
 		if diff := cmp.Diff(full, d.last, opts); diff != "" {
 			t.Fatalf("step %d (%s f%02d): incremental input differs from the full one (-full +incremental):\n%s", step, op.name, i, diff)
 		}

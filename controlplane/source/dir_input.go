@@ -23,34 +23,28 @@ func (d *Dir) next(changes []fileChange, all bool) *Input {
 			return nil
 		}
 		d.lastClean = d.dups == 0 && d.dirErr == nil
-		d.serving = make(map[Key]string, in.Resources.Len())
-		for r := range in.Resources.All() {
-			d.serving[r.Key()] = r.Origin
-		}
 		return in
 	}
 	problems := d.problems()
 	if !changed(d, changes) && slices.Equal(problems, d.last.Problems) {
 		return nil
 	}
-	var put []Resource
+	var put []*Resource
 	var remove []Key
 	for _, c := range changes {
 		for _, r := range c.before {
 			remove = append(remove, r.Key())
-			delete(d.serving, r.Key())
 		}
 	}
 	for _, c := range changes {
 		if st := d.files[c.path]; st != nil {
-			for _, r := range st.resources { // no duplicates: only a definition this file held before
-				put = append(put, r)
-				d.serving[r.Key()] = r.Origin
+			for i := range st.resources { // no duplicates: only a definition this file held before
+				put = append(put, &st.resources[i])
 			}
 		}
 	}
-	// A published Input is never modified: With shares what it keeps with the last one.
-	return &Input{Source: d.source(), Resources: d.last.Resources.With(put, remove), Problems: problems}
+	// A published Input is never modified: with shares what it keeps with the last one.
+	return &Input{Source: d.source(), Resources: d.last.Resources.with(put, remove), Problems: problems}
 }
 
 // changed says whether any changed file holds other resources than before.
@@ -95,7 +89,7 @@ func (d *Dir) input() *Input {
 		n += len(st.resources)
 	}
 	sort.Strings(paths)
-	rs := make([]Resource, 0, n)
+	rs := make([]*Resource, 0, n)
 	var problems []Problem
 	if d.dirErr != nil {
 		problems = append(problems, Problem{Origin: d.Path,
@@ -103,17 +97,20 @@ func (d *Dir) input() *Input {
 	}
 	for _, p := range paths {
 		st := d.files[p]
-		rs = append(rs, st.resources...)
+		for i := range st.resources {
+			rs = append(rs, &st.resources[i]) // shared with the file's state: never modified
+		}
 		problems = append(problems, st.problems...)
 	}
 	// A stable sort keeps file order, then document order, among definitions of a key.
-	slices.SortStableFunc(rs, func(a, b Resource) int { return a.Key().Compare(b.Key()) })
+	slices.SortStableFunc(rs, func(a, b *Resource) int { return a.Key().Compare(b.Key()) })
 	rs = d.dedupe(rs, &problems)
-	return NewInput(d.source(), rs, problems)
+	return &Input{Source: d.source(), Resources: newResources(rs), Problems: problems}
 }
 
-// dedupe keeps one definition per key: the one serving, else the first.
-func (d *Dir) dedupe(rs []Resource, problems *[]Problem) []Resource {
+// dedupe keeps one definition per key: the one serving (in the last published Input),
+// else the first.
+func (d *Dir) dedupe(rs []*Resource, problems *[]Problem) []*Resource {
 	out := rs[:0]
 	for i := 0; i < len(rs); {
 		j := i + 1
@@ -122,7 +119,12 @@ func (d *Dir) dedupe(rs []Resource, problems *[]Problem) []Resource {
 		}
 		keep := i
 		if j-i > 1 {
-			serving := d.serving[rs[i].Key()]
+			serving := ""
+			if d.last != nil {
+				if r, ok := d.last.Resources.Get(rs[i].Key()); ok {
+					serving = r.Origin
+				}
+			}
 			for k := i; k < j; k++ {
 				if rs[k].Origin == serving {
 					keep = k
@@ -133,7 +135,7 @@ func (d *Dir) dedupe(rs []Resource, problems *[]Problem) []Resource {
 				if k == keep {
 					continue
 				}
-				*problems = append(*problems, Problem{Origin: rs[k].Origin, Message: duplicate(rs[keep], rs[k])})
+				*problems = append(*problems, Problem{Origin: rs[k].Origin, Message: duplicate(*rs[keep], *rs[k])})
 			}
 		}
 		out = append(out, rs[keep])
@@ -166,6 +168,6 @@ func sameInput(a, b *Input) bool {
 }
 
 // find is where k is, or would be, in rs (in key order).
-func find(rs []Resource, k Key) (int, bool) {
-	return slices.BinarySearchFunc(rs, k, func(r Resource, k Key) int { return r.Key().Compare(k) })
+func find(rs []*Resource, k Key) (int, bool) {
+	return slices.BinarySearchFunc(rs, k, func(r *Resource, k Key) int { return r.Key().Compare(k) })
 }

@@ -3,6 +3,7 @@ package source
 import (
 	"crypto/sha256"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,7 +37,7 @@ func (d *Dir) scan(dirty map[string]bool) (changes []fileChange, all bool, err e
 		d.dirErr = nil
 		if len(d.files) == 0 { // the first read: the maps grow to this size at once
 			d.files = make(map[string]*fileState, len(names))
-			d.defs = make(map[Key]int, len(names))
+			d.defs = make(map[uint64]int32, len(names))
 		}
 		present := make(map[string]bool, len(names))
 		for _, f := range names {
@@ -223,7 +224,7 @@ func (d *Dir) drop(path string) {
 // that duplicates are known without looking at every file.
 func (d *Dir) setResources(st *fileState, rs []Resource) {
 	for i := range st.resources {
-		k := st.resources[i].Key()
+		k := fingerprint(&st.resources[i])
 		n := d.defs[k] - 1
 		if n == 1 {
 			d.dups--
@@ -235,11 +236,25 @@ func (d *Dir) setResources(st *fileState, rs []Resource) {
 		}
 	}
 	for i := range rs {
-		k := rs[i].Key()
+		k := fingerprint(&rs[i])
 		d.defs[k]++
 		if d.defs[k] == 2 {
 			d.dups++
 		}
 	}
 	st.resources = rs
+}
+
+// keySeed seeds the fingerprints of keys.
+var keySeed = maphash.MakeSeed()
+
+// fingerprint is a 64-bit hash of r's key.
+func fingerprint(r *Resource) uint64 {
+	var h maphash.Hash
+	h.SetSeed(keySeed)
+	for _, s := range [...]string{r.APIVersion, r.Kind, r.Namespace, r.Name} {
+		h.WriteString(s)
+		h.WriteByte(0)
+	}
+	return h.Sum64()
 }

@@ -47,17 +47,17 @@ func (rs Resources) Diff(old Resources) []Change {
 	return out
 }
 
-func sameChunk(x, y []Resource) bool { return len(x) == len(y) && &x[0] == &y[0] }
+func sameChunk(x, y []*Resource) bool { return len(x) == len(y) && &x[0] == &y[0] }
 
 // cursor walks the chunks of a set: chunk c, resource k in it, index i in the set.
 type cursor struct {
-	chunks  [][]Resource
+	chunks  [][]*Resource
 	c, k, i int
 }
 
-func (u *cursor) done() bool        { return u.c == len(u.chunks) }
-func (u *cursor) chunk() []Resource { return u.chunks[u.c] }
-func (u *cursor) at() *Resource     { return &u.chunks[u.c][u.k] }
+func (u *cursor) done() bool         { return u.c == len(u.chunks) }
+func (u *cursor) chunk() []*Resource { return u.chunks[u.c] }
+func (u *cursor) at() *Resource      { return u.chunks[u.c][u.k] }
 
 func (u *cursor) next() {
 	u.i++

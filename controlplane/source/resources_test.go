@@ -45,12 +45,12 @@ func TestResourcesWithIsAnEditedSlice(t *testing.T) {
 		next := rs.With(put, remove)
 		before := model
 		for _, k := range remove {
-			if i, ok := find(model, k); ok {
+			if i, ok := findIn(model, k); ok {
 				model = slices.Delete(slices.Clone(model), i, i+1)
 			}
 		}
 		for _, r := range put {
-			i, ok := find(model, r.Key())
+			i, ok := findIn(model, r.Key())
 			model = slices.Clone(model)
 			if ok {
 				model[i] = r
@@ -180,7 +180,7 @@ func TestResourcesWithEmptiesAChunk(t *testing.T) {
 				}
 			}
 			for _, r := range tt.put {
-				i, ok := find(want, r.Key())
+				i, ok := findIn(want, r.Key())
 				if ok {
 					want[i] = r
 				} else {
@@ -197,4 +197,9 @@ func TestResourcesWithEmptiesAChunk(t *testing.T) {
 			}
 		})
 	}
+}
+
+// findIn is where k is, or would be, in rs (in key order).
+func findIn(rs []Resource, k Key) (int, bool) {
+	return slices.BinarySearchFunc(rs, k, func(r Resource, k Key) int { return r.Key().Compare(k) })
 }

@@ -36,8 +36,7 @@ type Validator struct {
 	Full bool
 
 	prev     source.Resources
-	aligned  []*entry // the entries of prev, in its order
-	entries  map[source.Key]*entry
+	aligned  []*entry                       // the entries of prev, in its order
 	users    map[string]map[*entry]struct{} // "<Kind> <id>" → entries referencing it
 	clusters map[string]*translate.Cluster  // serving Upstreams by id
 	acs      map[string]bool                // serving AuthConfigs by id
@@ -58,7 +57,6 @@ type Validator struct {
 // New returns a Validator that has seen nothing yet.
 func New() *Validator {
 	return &Validator{
-		entries:  map[source.Key]*entry{},
 		users:    map[string]map[*entry]struct{}{},
 		clusters: map[string]*translate.Cluster{},
 		acs:      map[string]bool{},
@@ -71,7 +69,8 @@ func New() *Validator {
 
 // entry is what the Validator knows of one resource.
 type entry struct {
-	res     source.Resource  // the current version
+	// The versions are the Inputs' own resources, shared and never modified.
+	res     *source.Resource // the current version
 	last    *source.Resource // the last accepted version, nil when never accepted
 	serving *source.Resource // the version serving, nil when none
 	removed bool
@@ -82,11 +81,10 @@ type entry struct {
 	self  translation
 	lastT *translation
 	// Serving results, by kind.
-	cluster  *translate.Cluster
-	vh       *translate.VirtualHost
-	ext      *extauthv1.ExtAuthConfig
-	settings translate.Settings
-	tls      *translate.TLSCert
+	cluster *translate.Cluster
+	vh      *translate.VirtualHost
+	ext     *extauthv1.ExtAuthConfig
+	tls     *translate.TLSCert
 
 	refs    []string // the user keys it is indexed under
 	domains []string // lower-case domains it serves (VirtualService)
@@ -103,8 +101,7 @@ type entry struct {
 
 // accept makes the current version of e serve, and the last accepted one.
 func (v *Validator) accept(e *entry, state State, warnings []string) {
-	r := e.res
-	e.serving, e.last = &r, &r
+	e.serving, e.last = e.res, e.res
 	e.st = Status{State: state, Reasons: warnings, ReportedBy: ReportedBy}
 	v.invalidate(e)
 }
@@ -136,7 +133,10 @@ func (v *Validator) invalidate(e *entry) {
 
 // resource is the edge's view of e.
 func (e *entry) resource() *Resource {
-	r := &Resource{Resource: e.res, Statuses: []Status{e.st}}
+	r := &Resource{Resource: e.res, Statuses: acceptedStatuses}
+	if !e.st.plainAccepted() {
+		r.Statuses = []Status{e.st}
+	}
 	if e.serving != nil {
 		r.Serving = e.serving.Hash
 	}
@@ -166,7 +166,7 @@ type translation struct {
 	cluster  *translate.Cluster
 	vh       *translate.VirtualHost
 	ext      *extauthv1.ExtAuthConfig
-	settings translate.Settings
+	settings *translate.Settings
 	tls      *translate.TLSCert
 	warnings []string
 	err      error

@@ -247,3 +247,46 @@ func quoted(s []string) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// TestEdgeSharesWhatNeverChanges checks what an edge shares rather than copies: each
+// Resource is the Input's own, and the resources Accepted without a reason share
+// their statuses, which an append (a client's NACK) must copy rather than write into.
+func TestEdgeSharesWhatNeverChanges(t *testing.T) {
+	in := input(t, extauthUpstream, upstream("u1", 80), upstream("u2", 81), upstream("bad", 0))
+	edge := validate.New().Validate(in)
+	i := 0
+	for r := range in.Resources.All() {
+		if edge.Resources[i].Resource != r {
+			t.Errorf("edge resource %d (%s) is a copy of the Input's", i, r.Key())
+		}
+		i++
+	}
+	byName := map[string]*validate.Resource{}
+	for _, r := range edge.Resources {
+		byName[r.Name] = r
+	}
+	nack := func(node string) validate.Status {
+		return validate.Status{State: validate.Rejected, ReportedBy: "proxy/" + node}
+	}
+	u1 := append(byName["u1"].Statuses, nack("n1"))
+	u2 := append(byName["u2"].Statuses, nack("n2"))
+	accepted := validate.Status{State: validate.Accepted, ReportedBy: validate.ReportedBy}
+	for _, tt := range []struct {
+		name      string
+		got, want []validate.Status
+	}{
+		{"u1 in the edge", byName["u1"].Statuses, []validate.Status{accepted}},
+		{"u2 in the edge", byName["u2"].Statuses, []validate.Status{accepted}},
+		{"u1 appended to", u1, []validate.Status{accepted, nack("n1")}},
+		{"u2 appended to", u2, []validate.Status{accepted, nack("n2")}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, tt.got); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if byName["bad"].State() != validate.Rejected {
+		t.Errorf("Upstream bad: %v; want Rejected", byName["bad"].Statuses)
+	}
+}

@@ -31,16 +31,16 @@ func (v *Validator) applySettings() bool {
 			v.invalidate(e)
 			continue
 		}
-		self := settingsOf(&e.self, &e.res)
+		self := settingsOf(&e.self, e.res)
 		if self.err == nil {
-			s = self.settings
+			s = *self.settings
 			v.accept(e, Accepted, nil)
 			continue
 		}
 		var serving *source.Resource
 		if last := e.lastVersion(); last != nil {
 			if lt := settingsOf(e.lastTranslation(), last); lt.err == nil {
-				s, serving = lt.settings, last
+				s, serving = *lt.settings, last
 			}
 		}
 		v.reject(e, reasons(self.err), serving)
@@ -56,7 +56,7 @@ func (v *Validator) applySettings() bool {
 func settingsOf(t *translation, r *source.Resource) *translation {
 	if t.key != r.Hash {
 		s, err := translate.SettingsOf(r.Object.(*apiv1.Settings))
-		*t = translation{key: r.Hash, settings: s, err: err}
+		*t = translation{key: r.Hash, settings: &s, err: err}
 	}
 	return t
 }
@@ -83,7 +83,7 @@ func (v *Validator) secret(e *entry, w work) {
 func (v *Validator) tlsSecret(e *entry, w work) {
 	id := e.res.ID()
 	old, oldServing := e.tls, e.serving
-	self := tlsOf(&e.self, &e.res)
+	self := tlsOf(&e.self, e.res)
 	if self.err == nil {
 		e.tls = self.tls
 		state := Accepted
@@ -121,7 +121,7 @@ func tlsOf(t *translation, r *source.Resource) *translation {
 
 func (v *Validator) upstream(e *entry, w work) {
 	old := e.cluster
-	self := clusterOf(&e.self, &e.res)
+	self := clusterOf(&e.self, e.res)
 	if self.err == nil {
 		e.cluster = self.cluster
 		v.accept(e, Accepted, nil)
@@ -159,8 +159,8 @@ func clusterOf(t *translation, r *source.Resource) *translation {
 // translates with the Secrets as they are now.
 func (v *Validator) authConfig(e *entry, w work) {
 	old := e.ext
-	self := v.authConfigOf(&e.self, &e.res)
-	refs := secretKeys(&e.res, nil)
+	self := v.authConfigOf(&e.self, e.res)
+	refs := secretKeys(e.res, nil)
 	if self.err == nil {
 		e.ext = self.ext
 		v.accept(e, Accepted, nil)

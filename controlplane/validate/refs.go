@@ -57,7 +57,7 @@ func (v *Validator) inInput(ref translate.Ref) bool {
 	}
 	for i := range len(ref.ID) {
 		if ref.ID[i] == '.' {
-			_, ok := v.entries[source.Key{APIVersion: apiVersion, Kind: ref.Kind, Namespace: ref.ID[:i], Name: ref.ID[i+1:]}]
+			_, ok := v.prev.Get(source.Key{APIVersion: apiVersion, Kind: ref.Kind, Namespace: ref.ID[:i], Name: ref.ID[i+1:]})
 			return ok
 		}
 	}

@@ -40,7 +40,8 @@ type Status struct {
 
 // Resource is an input resource with its statuses.
 type Resource struct {
-	source.Resource
+	// Resource is shared with the Input (and never modified).
+	*source.Resource
 	// Statuses holds validation's status first, then one per client that NACKed it.
 	Statuses []Status `json:"statuses"`
 	// Serving is the hash of the version that serves: this one, its last accepted
@@ -57,6 +58,17 @@ func (r *Resource) State() State {
 		}
 	}
 	return worst
+}
+
+// acceptedStatuses are the statuses of a resource Accepted without a reason, as most
+// are: every such Resource of an edge shares them rather than holding a copy (30,000
+// copies at 10,000 services). Like the rest of an edge they are never modified; the
+// capacity is the length, so an append makes a copy.
+var acceptedStatuses = []Status{{State: Accepted, ReportedBy: ReportedBy}}[:1:1]
+
+// plainAccepted says whether s is Accepted, by validation, without a reason.
+func (s *Status) plainAccepted() bool {
+	return s.State == Accepted && s.ReportedBy == ReportedBy && s.Reasons == nil
 }
 
 // reasons are the problems of err: a ResourceError's field-path problems, or its text.

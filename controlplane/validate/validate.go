@@ -79,10 +79,6 @@ func hasKind(es []*entry, kind string) bool {
 // an edit did not touch with the previous one, and those are not looked at.
 func (v *Validator) diff(in *source.Input, w work) []*entry {
 	changes := in.Resources.Diff(v.prev)
-	if len(v.entries) == 0 {
-		// The first Input: one map of its size rather than one grown to it.
-		v.entries = make(map[source.Key]*entry, in.Resources.Len())
-	}
 	moved := false // a resource came or went: entries change places
 	for _, c := range changes {
 		moved = moved || c.Was == nil || c.Now == nil
@@ -102,12 +98,10 @@ func (v *Validator) diff(in *source.Input, w work) []*entry {
 		case c.Now == nil: // gone
 			e := v.aligned[c.I]
 			e.removed = true
-			delete(v.entries, e.res.Key())
 			removed = append(removed, e)
 			i++
 		case c.Was == nil: // new
-			e := &entry{res: *c.Now}
-			v.entries[e.res.Key()] = e
+			e := &entry{res: c.Now}
 			aligned = append(aligned, e)
 			w.add(e)
 			v.markUsers(userKey(e.res.Kind, e.res.ID()), w) // it may be what they missed
@@ -120,7 +114,7 @@ func (v *Validator) diff(in *source.Input, w work) []*entry {
 			if c.Now.Hash != e.res.Hash {
 				w.add(e)
 			}
-			e.res = *c.Now
+			e.res = c.Now
 			v.invalidate(e)
 		}
 	}

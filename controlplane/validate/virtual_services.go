@@ -90,14 +90,14 @@ func (v *Validator) resolve(batch []*entry, next work, restatus map[*entry]bool)
 			v.index(e, nil)
 			continue
 		}
-		self := vhOf(&e.self, &e.res)
+		self := vhOf(&e.self, e.res)
 		problems := v.refProblems(self.vh)
 		if self.err != nil {
 			problems = append(reasons(self.err), problems...)
 		}
 		refs := v.refKeys(self.vh, nil)
 		if len(problems) == 0 {
-			queue = append(queue, candidate{e: e, vh: self.vh, version: &e.res, tier: v.tier(e, self.vh, ownedBefore[e], before)})
+			queue = append(queue, candidate{e: e, vh: self.vh, version: e.res, tier: v.tier(e, self.vh, ownedBefore[e], before)})
 			primary[e] = self.vh
 		} else {
 			why[e] = problems
