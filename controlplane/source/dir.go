@@ -44,8 +44,9 @@ type Dir struct {
 	Retry time.Duration
 
 	files map[string]*fileState // by path
-	// troubled are the files with problems.
-	troubled map[string]bool
+	// troubled are the problems of each file whose last read had any (few files: a
+	// map here rather than a field of every file's state).
+	troubled map[string][]Problem
 	// defs counts the definitions of each key over every file, by the key's
 	// fingerprint (a map keyed by Key is 5 MB at 10,000 services, this one a quarter of
 	// it); dups is the number of fingerprints counted more than once. Two keys of one
@@ -69,11 +70,11 @@ type Dir struct {
 // within microseconds of each other, and every millisecond of it is latency.
 const DefaultDebounce = 10 * time.Millisecond
 
-// fileState is what a file held the last time it was read.
+// fileState is what a file held the last time it was read (one per file: 48 bytes).
 type fileState struct {
-	sum       [32]byte
+	sum       [16]byte   // of the content of the last good read (SHA-256's first half)
 	resources []Resource // of the last good read
-	problems  []Problem  // of the last read; empty when it was good
+	troubled  bool       // the last read had problems (in Dir.troubled)
 }
 
 func (d *Dir) debounce() time.Duration {
@@ -95,7 +96,7 @@ func (d *Dir) retry() time.Duration {
 func (d *Dir) Run(ctx context.Context, publish func(*Input)) error {
 	d.Path = filepath.Clean(d.Path)
 	d.files = map[string]*fileState{}
-	d.troubled = map[string]bool{}
+	d.troubled = map[string][]Problem{}
 	d.defs = map[uint64]int32{}
 	// Watch before reading, so no change between the read and the watch is missed.
 	w, err := d.startWatch()

@@ -19,7 +19,7 @@ func upstreamYAML(name string, port int) string {
 // newTestDir is a Dir on dir as Run leaves it after its first read.
 func newTestDir(t testing.TB, dir string) *Dir {
 	t.Helper()
-	d := &Dir{Path: dir, Log: zerolog.Nop(), files: map[string]*fileState{}, troubled: map[string]bool{}, defs: map[uint64]int32{}}
+	d := &Dir{Path: dir, Log: zerolog.Nop(), files: map[string]*fileState{}, troubled: map[string][]Problem{}, defs: map[uint64]int32{}}
 	if _, _, err := d.scan(nil); err != nil {
 		t.Fatal(err)
 	}

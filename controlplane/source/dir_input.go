@@ -73,7 +73,7 @@ func (d *Dir) problems() []Problem {
 	sort.Strings(paths)
 	var out []Problem
 	for _, p := range paths {
-		out = append(out, d.files[p].problems...)
+		out = append(out, d.troubled[p]...)
 	}
 	return out
 }
@@ -100,7 +100,7 @@ func (d *Dir) input() *Input {
 		for i := range st.resources {
 			rs = append(rs, &st.resources[i]) // shared with the file's state: never modified
 		}
-		problems = append(problems, st.problems...)
+		problems = append(problems, d.troubled[p]...)
 	}
 	// A stable sort keeps file order, then document order, among definitions of a key.
 	slices.SortStableFunc(rs, func(a, b *Resource) int { return a.Key().Compare(b.Key()) })

@@ -136,7 +136,7 @@ func isResourceFile(name string) bool {
 
 // loaded is what reading one file gave.
 type loaded struct {
-	sum       [32]byte
+	sum       [16]byte
 	unchanged bool // same content as the last good read
 	resources []Resource
 	problems  []Problem
@@ -177,8 +177,9 @@ func load(r *fileReader, path string, st *fileState) loaded {
 	if err != nil {
 		return loaded{problems: []Problem{{Origin: path, Message: "cannot be read: " + err.Error()}}}
 	}
-	sum := sha256.Sum256(data)
-	if st != nil && sum == st.sum && st.problems == nil && st.resources != nil {
+	full := sha256.Sum256(data)
+	sum := [16]byte(full[:16])
+	if st != nil && sum == st.sum && !st.troubled && st.resources != nil {
 		return loaded{sum: sum, unchanged: true}
 	}
 	res, probs := Decode(data, path)
@@ -198,13 +199,13 @@ func (d *Dir) apply(path string, r loaded) bool {
 	case r.unchanged:
 		return false
 	case len(r.problems) > 0:
-		if slices.Equal(st.problems, r.problems) {
+		if slices.Equal(d.troubled[path], r.problems) {
 			return false
 		}
-		st.problems = r.problems
-		d.troubled[path] = true
+		st.troubled = true
+		d.troubled[path] = r.problems
 	default:
-		st.sum, st.problems = r.sum, nil
+		st.sum, st.troubled = r.sum, false
 		d.setResources(st, r.resources)
 		delete(d.troubled, path)
 	}

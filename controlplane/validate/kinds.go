@@ -26,8 +26,8 @@ func (v *Validator) applySettings() bool {
 	for n, e := range all {
 		if n > 0 {
 			e.serving = nil
-			e.st = Status{State: Warning, ReportedBy: ReportedBy, Reasons: []string{fmt.Sprintf(
-				"metadata.name: not applied: settings %s applies (one Settings resource applies, the first in namespace/name order)", all[0].res.ID())}}
+			e.setStatus(Warning, []string{fmt.Sprintf(
+				"metadata.name: not applied: settings %s applies (one Settings resource applies, the first in namespace/name order)", all[0].res.ID())})
 			v.invalidate(e)
 			continue
 		}
@@ -45,7 +45,7 @@ func (v *Validator) applySettings() bool {
 		}
 		v.reject(e, reasons(self.err), serving)
 		if serving == nil {
-			e.st.Reasons[len(e.st.Reasons)-1] = "the default settings apply"
+			e.reasons[len(e.reasons)-1] = "the default settings apply"
 		}
 	}
 	changed := s != v.settings
@@ -85,18 +85,18 @@ func (v *Validator) tlsSecret(e *entry, w work) {
 	old, oldServing := e.tls, e.serving
 	self := tlsOf(&e.self, e.res)
 	if self.err == nil {
-		e.tls = self.tls
+		e.tls = self.tls.cert
 		state := Accepted
-		if len(self.warnings) > 0 {
+		if len(self.tls.warnings) > 0 {
 			state = Warning
 		}
-		v.accept(e, state, self.warnings)
+		v.accept(e, state, self.tls.warnings)
 	} else {
 		var serving *source.Resource
 		e.tls = nil
 		if last := e.lastVersion(); last != nil {
 			if lt := tlsOf(e.lastTranslation(), last); lt.err == nil {
-				e.tls, serving = lt.tls, last
+				e.tls, serving = lt.tls.cert, last
 			}
 		}
 		v.reject(e, reasons(self.err), serving)
@@ -114,7 +114,7 @@ func (v *Validator) tlsSecret(e *entry, w work) {
 func tlsOf(t *translation, r *source.Resource) *translation {
 	if t.key != r.Hash {
 		c, warnings, err := translate.TLSCertOf(r.Object.(*apiv1.Secret), r.Hash, time.Now())
-		*t = translation{key: r.Hash, tls: c, warnings: warnings, err: err}
+		*t = translation{key: r.Hash, tls: &tlsCert{cert: c, warnings: warnings}, err: err}
 	}
 	return t
 }

@@ -66,11 +66,6 @@ func (r *Resource) State() State {
 // capacity is the length, so an append makes a copy.
 var acceptedStatuses = []Status{{State: Accepted, ReportedBy: ReportedBy}}[:1:1]
 
-// plainAccepted says whether s is Accepted, by validation, without a reason.
-func (s *Status) plainAccepted() bool {
-	return s.State == Accepted && s.ReportedBy == ReportedBy && s.Reasons == nil
-}
-
 // reasons are the problems of err: a ResourceError's field-path problems, or its text.
 func reasons(err error) []string {
 	var re *translate.ResourceError

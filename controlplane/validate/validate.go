@@ -128,27 +128,17 @@ func (v *Validator) diff(in *source.Input, w work) []*entry {
 
 // markUsers adds every entry referencing key to w.
 func (v *Validator) markUsers(key string, w work) {
-	for e := range v.users[key] {
-		w.add(e)
-	}
+	v.users.each(key, w.add)
 }
 
 // index records that e references keys (replacing what it referenced before).
 func (v *Validator) index(e *entry, keys []string) {
 	for _, k := range e.refs {
-		if u := v.users[k]; u != nil {
-			delete(u, e)
-			if len(u) == 0 {
-				delete(v.users, k)
-			}
-		}
+		v.users.remove(k, e)
 	}
 	e.refs = keys
 	for _, k := range keys {
-		if v.users[k] == nil {
-			v.users[k] = map[*entry]struct{}{}
-		}
-		v.users[k][e] = struct{}{}
+		v.users.add(k, e)
 	}
 }
 

@@ -45,7 +45,7 @@ func (v *Validator) virtualServices(w work, removed []*entry) {
 		batch = next.sorted(apiv1.KindVirtualService)
 	}
 	for e := range restatus {
-		if !e.removed && e.vh != nil && e.st.State != Rejected {
+		if !e.removed && e.vh != nil && e.state != codeRejected {
 			v.accept(e, stateOf(v.warnings(e)), v.warnings(e))
 		}
 	}
