@@ -179,15 +179,15 @@ func (s *Set) addNode(doc *yaml.Node, direct bool) []lineError {
 			}
 			return errs
 		}
-		return decodeInto(d, tm.Kind, &s.AuthConfigs)
+		return decodeInto(d, TypeMeta{APIVersion: AuthConfigAPIVersion, Kind: KindAuthConfig}, &s.AuthConfigs)
 	case tm.Kind == KindVirtualService && tm.APIVersion == VirtualServiceAPIVersion:
-		return decodeInto(d, tm.Kind, &s.VirtualServices)
+		return decodeInto(d, TypeMeta{APIVersion: VirtualServiceAPIVersion, Kind: KindVirtualService}, &s.VirtualServices)
 	case tm.Kind == KindUpstream && tm.APIVersion == CoreAPIVersion:
-		return decodeInto(d, tm.Kind, &s.Upstreams)
+		return decodeInto(d, TypeMeta{APIVersion: CoreAPIVersion, Kind: KindUpstream}, &s.Upstreams)
 	case tm.Kind == KindSettings && tm.APIVersion == CoreAPIVersion:
-		return decodeInto(d, tm.Kind, &s.Settings)
+		return decodeInto(d, TypeMeta{APIVersion: CoreAPIVersion, Kind: KindSettings}, &s.Settings)
 	case tm.Kind == KindSecret && tm.APIVersion == SecretAPIVersion:
-		return decodeInto(d, tm.Kind, &s.Secrets)
+		return decodeInto(d, TypeMeta{APIVersion: SecretAPIVersion, Kind: KindSecret}, &s.Secrets)
 	case tm.Kind == "" || tm.APIVersion == "":
 		return at(errors.New("apiVersion and kind are required"))
 	case knownKind(tm.Kind):
@@ -231,12 +231,16 @@ func typeMeta(root *yaml.Node) (TypeMeta, error) {
 type object[T any] interface {
 	*T
 	Meta() *Metadata
+	types() *TypeMeta
 }
 
 // decodeInto checks every field of d against T, then decodes it with encoding/json
 // (strict, as a last guard) and appends it to list. Problems are reported as
 // "<kind> <namespace>.<name>: <field path>: <problem>", all of them, in line order.
-func decodeInto[T any, P object[T]](d document, kind string, list *[]*T) []lineError {
+// tm is d's apiVersion and kind, as constants: the decoded resource holds them rather
+// than the strings read (one copy for every resource, instead of one each).
+func decodeInto[T any, P object[T]](d document, tm TypeMeta, list *[]*T) []lineError {
+	kind := tm.Kind
 	id, named, mdLine := identify(d, kind)
 	var errs []lineError
 	for _, fe := range checkFields(d.root, reflect.TypeFor[T]()) {
@@ -259,6 +263,7 @@ func decodeInto[T any, P object[T]](d document, kind string, list *[]*T) []lineE
 	if md := v.Meta(); md.Namespace == "" {
 		md.Namespace = DefaultNamespace
 	}
+	*v.types() = tm
 	*list = append(*list, (*T)(v))
 	return nil
 }

@@ -62,6 +62,8 @@ type TypeMeta struct {
 	Kind       string `json:"kind"`
 }
 
+func (t *TypeMeta) types() *TypeMeta { return t }
+
 // Meta returns the resource's metadata.
 func (r *AuthConfig) Meta() *Metadata { return &r.Metadata }
 

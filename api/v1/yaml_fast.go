@@ -76,6 +76,7 @@ type fastParser struct {
 	i     int // the line being parsed
 	slab  []yaml.Node
 	slabs []*[]yaml.Node // every slab of the parse, for release
+	strs  *stringCache   // nil until the first scalar
 }
 
 // node returns n allocated in a slab: a document's nodes are allocated a few at a
@@ -105,6 +106,10 @@ func (p *fastParser) release() {
 		slabs.Put(s)
 	}
 	p.slabs, p.slab = nil, nil
+	if p.strs != nil {
+		stringCaches.Put(p.strs)
+		p.strs = nil
+	}
 }
 
 // skipBlank moves past empty and comment-only lines.

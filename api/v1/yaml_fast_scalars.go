@@ -25,7 +25,7 @@ func (p *fastParser) quoted(l []byte, pos int) (*yaml.Node, int) {
 			v = append(v, '\'')
 			j++
 		case c == q:
-			n.Value = string(v)
+			n.Value = p.str(v)
 			return n, j + 1
 		default:
 			v = append(v, c)
@@ -69,7 +69,7 @@ scan:
 			return nil, 0
 		}
 	}
-	v := string(bytes.TrimRight(l[pos:end], " "))
+	v := p.str(bytes.TrimRight(l[pos:end], " "))
 	tag := plainTag(v)
 	if tag == "" {
 		return nil, 0
