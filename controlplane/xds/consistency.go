@@ -15,10 +15,10 @@ func (k key) String() string { return fmt.Sprintf("%s %q", kindOf(k.typ), k.name
 // Publish so that checking an edit costs what the edit touches, not the whole role.
 type index struct {
 	// back is, for each referenced resource, the served resources that reference it.
-	back map[key]map[key]struct{}
+	back map[key]*referrers
 }
 
-func newIndex() index { return index{back: map[key]map[key]struct{}{}} }
+func newIndex() index { return index{back: map[key]*referrers{}} }
 
 // mustBeReferenced are the types go-control-plane's Snapshot.Consistent requires to be
 // exactly the set referenced (no orphan endpoints or route configurations).
@@ -63,7 +63,7 @@ func (r *role) consistent(c *change) []error {
 	// the unchanged parts of a changed route configuration (the loop above covers
 	// the rest of what changed).
 	for k := range c.remove {
-		for from := range r.index.back[k] {
+		for from := range r.index.back[k].all() {
 			if _, changed := c.upsert[from]; (changed && !c.keepsRef(from, k)) || !c.present(from) {
 				continue
 			}
@@ -101,7 +101,7 @@ func (r *role) consistent(c *change) []error {
 // stillReferenced reports whether something unchanged (a resource, or an unchanged
 // part of a changed route configuration) still references k after c.
 func (r *role) stillReferenced(k key, c *change) bool {
-	for from := range r.index.back[k] {
+	for from := range r.index.back[k].all() {
 		_, changed := c.upsert[from]
 		if c.present(from) && (!changed || c.keepsRef(from, k)) {
 			return true
@@ -115,11 +115,8 @@ func (r *role) reindex(c *change) {
 	for _, touched := range []map[key]served{c.upsert, c.remove} {
 		for k := range touched {
 			for _, ref := range r.lostRefs(c, k) {
-				if from := r.index.back[ref]; from != nil {
-					delete(from, k)
-					if len(from) == 0 {
-						delete(r.index.back, ref)
-					}
+				if from := r.index.back[ref]; from != nil && from.remove(k) {
+					delete(r.index.back, ref)
 				}
 			}
 		}
@@ -127,9 +124,9 @@ func (r *role) reindex(c *change) {
 	for k, s := range c.upsert {
 		for _, ref := range c.newRefs(k, s) {
 			if r.index.back[ref] == nil {
-				r.index.back[ref] = map[key]struct{}{}
+				r.index.back[ref] = &referrers{}
 			}
-			r.index.back[ref][k] = struct{}{}
+			r.index.back[ref].add(k)
 		}
 	}
 }

@@ -187,7 +187,7 @@ func newServed(typ, name string, res types.Resource) (served, error) {
 		return served{}, fmt.Errorf("marshaling: %w", err)
 	}
 	v := cachev3.HashResource(b)
-	return served{res: res, version: func() string { return v }, bytes: b}, nil
+	return served{res: res, version: func() string { return v }}, nil
 }
 
 // upsertHint is how many resources of r may be new: all of a type nothing of which is
@@ -212,7 +212,6 @@ func (rl *role) record(c *change) {
 	}
 	rl.reindex(c)
 	for k, s := range c.upsert {
-		s.bytes = nil // the wildcard set keeps them (push)
 		rl.served[k.typ][k.name] = s
 	}
 	for k := range c.remove {
@@ -245,7 +244,7 @@ func (rl *role) record(c *change) {
 func (rl *role) push(c *change) error {
 	order := roleTypes(rl.name)
 	upsert := map[string]map[string]types.Resource{}
-	wires := map[string]map[string]*wireResource{}
+	wires := map[string]map[string]wireResource{}
 	counts := map[string]int{}
 	for k := range c.upsert {
 		counts[k.typ]++
@@ -253,7 +252,7 @@ func (rl *role) push(c *change) error {
 	for k, s := range c.upsert {
 		if upsert[k.typ] == nil {
 			upsert[k.typ] = make(map[string]types.Resource, counts[k.typ])
-			wires[k.typ] = make(map[string]*wireResource, counts[k.typ])
+			wires[k.typ] = make(map[string]wireResource, counts[k.typ])
 		}
 		upsert[k.typ][k.name] = s.cached()
 		wires[k.typ][k.name] = s.wireResource()

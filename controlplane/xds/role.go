@@ -47,10 +47,6 @@ type served struct {
 	// records, for a route configuration, locates its virtual hosts in wire's bytes,
 	// so that the next edit copies the unchanged ones as they are (routes_wire.go).
 	records *wireRecords
-	// bytes, when set, are the serialization of res that version was computed from,
-	// handed on to the wildcard set so that it does not make them again; only a change
-	// holds them, not what the role serves.
-	bytes []byte
 }
 
 // cached is what the cache serves for s.
@@ -62,11 +58,8 @@ func (s served) cached() types.Resource {
 }
 
 // wireResource is what the wildcard set is given for s.
-func (s served) wireResource() *wireResource {
-	if s.bytes != nil && s.wire == nil {
-		return newWireResource(s.res, s.bytes, s.version())
-	}
-	return &wireResource{res: s.cached()}
+func (s served) wireResource() wireResource {
+	return wireResource{res: s.cached(), version: s.version}
 }
 
 func (s *Server) newRole(name string) *role {

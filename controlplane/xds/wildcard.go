@@ -33,7 +33,7 @@ type wildcardSet struct {
 
 	mu        sync.Mutex
 	seq       uint64 // changes made
-	resources map[string]*wireResource
+	resources map[string]wireResource
 	log       []logged // names changed, oldest first; holds the changes after logFrom
 	logFrom   uint64
 	sent      map[chan cachev3.DeltaResponse]sentMark // by stream
@@ -44,32 +44,14 @@ type wildcardSet struct {
 // compared in full.
 const maxLog = 4096
 
-// wireResource is a resource and, once a watch needs them, its serialization and
-// version (a gateway proxy that subscribes by name never needs them here).
+// wireResource is a resource and its version. Its serialization is made when a
+// response carries it, not kept: a wildcard client is sent all of them once per
+// stream and then only what changes, while keeping them would hold every cluster,
+// ClusterLoadAssignment and ExtAuthConfig twice, as a message and as bytes (a route
+// configuration's wire form is its bytes already, taken without a copy).
 type wireResource struct {
-	once    sync.Once
 	res     types.Resource
-	bytes   []byte
-	version string // the content hash, as go-control-plane's caches compute it
-	err     error
-}
-
-// newWireResource is res whose serialization and version are already known.
-func newWireResource(res types.Resource, bytes []byte, version string) *wireResource {
-	r := &wireResource{res: res, bytes: bytes, version: version}
-	r.once.Do(func() {})
-	return r
-}
-
-// wire serializes and hashes r the first time it is asked for.
-func (r *wireResource) wire() (*wireResource, error) {
-	r.once.Do(func() {
-		r.bytes, r.err = serialized(r.res)
-		if r.err == nil {
-			r.version = cachev3.HashResource(r.bytes)
-		}
-	})
-	return r, r.err
+	version func() string // the content hash, as go-control-plane's caches compute it
 }
 
 type logged struct {
@@ -93,12 +75,12 @@ type wildcardWatch struct {
 }
 
 func newWildcardSet(typeURL, prefix string) *wildcardSet {
-	return &wildcardSet{typeURL: typeURL, prefix: prefix, resources: map[string]*wireResource{},
+	return &wildcardSet{typeURL: typeURL, prefix: prefix, resources: map[string]wireResource{},
 		sent: map[chan cachev3.DeltaResponse]sentMark{}, watches: map[*wildcardWatch]struct{}{}}
 }
 
 // update makes upsert and remove what is served and answers the open watches.
-func (w *wildcardSet) update(upsert map[string]*wireResource, remove []string) error {
+func (w *wildcardSet) update(upsert map[string]wireResource, remove []string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.seq++
@@ -180,8 +162,12 @@ func (w *wildcardSet) respond(wt *wildcardWatch, evenIfEmpty bool) (bool, error)
 	// server hands it back as the returned resources of the next request, and nothing
 	// reads it meanwhile (the stream's watch is cancelled before its subscription is).
 	for _, c := range changed {
+		b, err := serialized(w.resources[c.name].res)
+		if err != nil {
+			return false, fmt.Errorf("xds: %s %s: marshaling: %w", w.typeURL, c.name, err)
+		}
 		resp.Resources = append(resp.Resources, &discovery.Resource{Name: c.name, Version: c.version,
-			Resource: &anypb.Any{TypeUrl: w.typeURL, Value: w.resources[c.name].bytes}}) // serialized by differs
+			Resource: &anypb.Any{TypeUrl: w.typeURL, Value: b}})
 		next[c.name] = c.version
 	}
 	for _, name := range removed {
@@ -199,11 +185,12 @@ func (w *wildcardSet) respond(wt *wildcardWatch, evenIfEmpty bool) (bool, error)
 type missed struct{ name, version string }
 
 // differs says whether the client's version v (was: it has one) is not r's.
-func differs(name string, r *wireResource, v string, was bool) (missed, bool, error) {
-	if _, err := r.wire(); err != nil {
-		return missed{}, false, fmt.Errorf("%s: marshaling: %w", name, err)
+func differs(name string, r wireResource, v string, was bool) (missed, bool, error) {
+	version := r.version()
+	if version == "" {
+		return missed{}, false, fmt.Errorf("%s: marshaling failed", name)
 	}
-	return missed{name, r.version}, !was || v != r.version, nil
+	return missed{name, version}, !was || v != version, nil
 }
 
 // since is what changed after seq and differs from known.
