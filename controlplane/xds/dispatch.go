@@ -12,15 +12,16 @@ import (
 )
 
 // dispatch is the cache go-control-plane's server asks: it sends each watch to the
-// linear cache of the node's role and the requested type, and holds watches of roles
-// not published yet until their first Publish.
+// wildcard set or the linear cache (filled when first asked) of the node's role and
+// the requested type, and holds watches of roles not published yet until their first
+// Publish.
 type dispatch struct{ s *Server }
 
 var _ cachev3.Cache = dispatch{}
 
 func (d dispatch) CreateWatch(req *cachev3.Request, sub cachev3.Subscription, ch chan cachev3.Response) (func(), error) {
 	return d.s.watch(req.GetNode(), req.GetTypeUrl(), func(r *role) (func(), error) {
-		return r.caches[req.GetTypeUrl()].CreateWatch(req, sub, ch)
+		return d.s.linear(r, req.GetTypeUrl()).CreateWatch(req, sub, ch)
 	})
 }
 
@@ -29,7 +30,7 @@ func (d dispatch) CreateDeltaWatch(req *cachev3.DeltaRequest, sub cachev3.Subscr
 		if sub.IsWildcard() {
 			return r.wildcard[req.GetTypeUrl()].createWatch(req, sub, ch)
 		}
-		return r.caches[req.GetTypeUrl()].CreateDeltaWatch(req, sub, ch)
+		return d.s.linear(r, req.GetTypeUrl()).CreateDeltaWatch(req, sub, ch)
 	})
 }
 

@@ -264,12 +264,18 @@ func (rl *role) push(c *change) error {
 	var errs []error
 	for _, typ := range order {
 		if len(upsert[typ]) > 0 {
-			errs = append(errs, rl.caches[typ].UpdateResources(upsert[typ], nil), rl.wildcard[typ].update(wires[typ], nil))
+			if rl.isFilled(typ) {
+				errs = append(errs, rl.caches[typ].UpdateResources(upsert[typ], nil))
+			}
+			errs = append(errs, rl.wildcard[typ].update(wires[typ], nil))
 		}
 	}
 	for i := len(order) - 1; i >= 0; i-- {
 		if typ := order[i]; len(remove[typ]) > 0 {
-			errs = append(errs, rl.caches[typ].UpdateResources(nil, remove[typ]), rl.wildcard[typ].update(nil, remove[typ]))
+			if rl.isFilled(typ) {
+				errs = append(errs, rl.caches[typ].UpdateResources(nil, remove[typ]))
+			}
+			errs = append(errs, rl.wildcard[typ].update(nil, remove[typ]))
 		}
 	}
 	return errors.Join(errs...)

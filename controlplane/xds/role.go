@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
@@ -16,6 +17,16 @@ import (
 type role struct {
 	name   string
 	caches map[string]*cachev3.LinearCache
+	// filled are the types whose linear cache holds what is served. A linear cache
+	// keeps ~270 bytes per resource (go-control-plane's cachedResource and its lazy
+	// serialization and hash), and answers only the watches wildcard does not: a
+	// state-of-the-world client, or a delta one that names what it wants (a gateway
+	// proxy's routes and endpoints). Every other type's cache is filled when such a
+	// watch first comes; until then Publish does not update it. At 10k services a
+	// gateway proxy's clusters and the extauth role's configs, which their delta
+	// clients take whole, no longer sit in a cache nobody asks. Guarded by fillMu.
+	filled map[string]bool
+	fillMu sync.Mutex
 	// wildcard answers the delta watches of every resource of a type (wildcard.go);
 	// caches answer the others.
 	wildcard map[string]*wildcardSet
@@ -63,13 +74,41 @@ func (s served) wireResource() wireResource {
 }
 
 func (s *Server) newRole(name string) *role {
-	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, wildcard: map[string]*wildcardSet{}, served: map[string]map[string]served{}, index: newIndex(), vhosts: map[string]vhostMemo{}, routeRefs: map[string]refCounts{}}
+	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, filled: map[string]bool{}, wildcard: map[string]*wildcardSet{}, served: map[string]map[string]served{}, index: newIndex(), vhosts: map[string]vhostMemo{}, routeRefs: map[string]refCounts{}}
 	for _, t := range roleTypes(name) {
 		r.caches[t] = cachev3.NewLinearCache(t, cachev3.WithVersionPrefix(s.prefix), cachev3.WithLogger(cacheLogger{s.log}))
 		r.wildcard[t] = newWildcardSet(t, s.prefix)
 		r.served[t] = map[string]served{}
 	}
 	return r
+}
+
+// linear is the linear cache of typ, filled with what is served first if it is not
+// yet. A Publish records what it serves before it pushes it to the caches, so a fill
+// that comes between the two takes what is being published (which the push then hands
+// the cache again, harmlessly), and one that comes before takes the state the push
+// then updates.
+func (s *Server) linear(rl *role, typ string) *cachev3.LinearCache {
+	rl.fillMu.Lock()
+	defer rl.fillMu.Unlock()
+	if !rl.filled[typ] {
+		s.mu.RLock()
+		all := make(map[string]types.Resource, len(rl.served[typ]))
+		for name, sv := range rl.served[typ] {
+			all[name] = sv.cached()
+		}
+		s.mu.RUnlock()
+		rl.caches[typ].SetResources(all)
+		rl.filled[typ] = true
+	}
+	return rl.caches[typ]
+}
+
+// isFilled says whether the linear cache of typ must be kept up to date.
+func (rl *role) isFilled(typ string) bool {
+	rl.fillMu.Lock()
+	defer rl.fillMu.Unlock()
+	return rl.filled[typ]
 }
 
 // same says whether m is the map of typ last published.
