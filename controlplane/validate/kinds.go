@@ -39,7 +39,7 @@ func (v *Validator) applySettings() bool {
 		}
 		var serving *source.Resource
 		if last := e.lastVersion(); last != nil {
-			if lt := settingsOf(e.lastTranslation(), last); lt.err == nil {
+			if lt := settingsOf(v.lastTranslation(e), last); lt.err == nil {
 				s, serving = *lt.settings, last
 			}
 		}
@@ -95,7 +95,7 @@ func (v *Validator) tlsSecret(e *entry, w work) {
 		var serving *source.Resource
 		e.tls = nil
 		if last := e.lastVersion(); last != nil {
-			if lt := tlsOf(e.lastTranslation(), last); lt.err == nil {
+			if lt := tlsOf(v.lastTranslation(e), last); lt.err == nil {
 				e.tls, serving = lt.tls.cert, last
 			}
 		}
@@ -129,7 +129,7 @@ func (v *Validator) upstream(e *entry, w work) {
 		var serving *source.Resource
 		e.cluster = nil
 		if last := e.lastVersion(); last != nil {
-			if lt := clusterOf(e.lastTranslation(), last); lt.err == nil {
+			if lt := clusterOf(v.lastTranslation(e), last); lt.err == nil {
 				e.cluster, serving = lt.cluster, last
 			}
 		}
@@ -169,7 +169,7 @@ func (v *Validator) authConfig(e *entry, w work) {
 		e.ext = nil
 		if last := e.lastVersion(); last != nil {
 			refs = secretKeys(last, refs)
-			if lt := v.authConfigOf(e.lastTranslation(), last); lt.err == nil {
+			if lt := v.authConfigOf(v.lastTranslation(e), last); lt.err == nil {
 				e.ext, serving = lt.ext, last
 			}
 		}

@@ -145,6 +145,7 @@ func (v *Validator) index(e *entry, keys []string) {
 // remove forgets a resource that left the input; what referenced it is validated again.
 func (v *Validator) remove(e *entry, w work) {
 	v.index(e, nil)
+	delete(v.lastT, e)
 	id := e.res.ID()
 	switch e.res.Kind {
 	case apiv1.KindSecret:

@@ -103,7 +103,7 @@ func (v *Validator) resolve(batch []*entry, next work, restatus map[*entry]bool)
 			why[e] = problems
 		}
 		if last := e.lastVersion(); last != nil {
-			lt := vhOf(e.lastTranslation(), last)
+			lt := vhOf(v.lastTranslation(e), last)
 			refs = v.refKeys(lt.vh, refs)
 			if lt.err == nil && len(v.refProblems(lt.vh)) == 0 {
 				queue = append(queue, candidate{e: e, vh: lt.vh, version: last, fallback: true, tier: v.tier(e, lt.vh, ownedBefore[e], before)})
@@ -238,14 +238,14 @@ func (v *Validator) withRivals(batch []*entry) []*entry {
 
 // want records that e was rejected for domain d.
 func (v *Validator) want(e *entry, d string, restatus map[*entry]bool) {
-	if slices.Contains(e.wanted, d) {
+	if slices.Contains(v.wanted[e], d) {
 		return
 	}
 	if v.wanters[d] == nil {
 		v.wanters[d] = map[*entry]struct{}{}
 	}
 	v.wanters[d][e] = struct{}{}
-	e.wanted = append(e.wanted, d)
+	v.wanted[e] = append(v.wanted[e], d)
 	if o := v.owners[d]; o != nil {
 		restatus[o] = true
 	}
@@ -253,7 +253,7 @@ func (v *Validator) want(e *entry, d string, restatus map[*entry]bool) {
 
 // unwant forgets the domains e was rejected for.
 func (v *Validator) unwant(e *entry, restatus map[*entry]bool) {
-	for _, d := range e.wanted {
+	for _, d := range v.wanted[e] {
 		delete(v.wanters[d], e)
 		if len(v.wanters[d]) == 0 {
 			delete(v.wanters, d)
@@ -262,7 +262,7 @@ func (v *Validator) unwant(e *entry, restatus map[*entry]bool) {
 			restatus[o] = true
 		}
 	}
-	e.wanted = nil
+	delete(v.wanted, e)
 }
 
 // warnings name, for each domain e serves, the VirtualServices rejected for it.
