@@ -49,19 +49,19 @@ type Changed = map[string][]string
 // matches the model values by pointer through a map, still without rebuilding any
 // message whose model value is unchanged.
 type Cache struct {
-	roles   map[string]*roleCache
-	ext     modelCache[*extauthv1.ExtAuthConfig, *extauthv1.ExtAuthConfig]
-	extByID map[string]types.Resource
-	extOut  map[string]types.Resource // the copy last handed out
+	roles  map[string]*roleCache
+	ext    modelCache[*extauthv1.ExtAuthConfig, *extauthv1.ExtAuthConfig]
+	extOut map[string]types.Resource // the map last handed out, as roleCache.cdsOut
 }
 
 type roleCache struct {
 	listeners map[string]*listenerCache
 	clusters  modelCache[*Cluster, envoyCluster]
 	h2        string // the cluster built with HTTP/2
-	cds, eds  map[string]types.Resource
 	secrets   modelCache[*TLSCert, *tlsv3.Secret]
-	// The copies last handed out: handed out again while nothing changes.
+	// The maps last handed out: handed out again while nothing changes, and copied
+	// to make the next ones when something does (one map of each, not a working copy
+	// beside the one handed out: at 10k clusters ~1 MB each).
 	cdsOut, edsOut, sdsOut map[string]types.Resource
 }
 
@@ -90,7 +90,7 @@ func NewCache() *Cache { return &Cache{roles: map[string]*roleCache{}} }
 func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 	rc := c.roles[p.Role]
 	if rc == nil {
-		rc = &roleCache{cds: map[string]types.Resource{}, eds: map[string]types.Resource{}}
+		rc = &roleCache{}
 		c.roles[p.Role] = rc
 	}
 	out := Resources{
@@ -202,25 +202,30 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 		cl, cla := EnvoyCluster(m, m.Name == h2)
 		return envoyCluster{cl, cla}
 	}, rebuild)
-	for _, m := range rc.clusters.removed {
-		delete(rc.cds, m.Name)
-		delete(rc.eds, m.Name)
-		note(resourcev3.ClusterType, m.Name)
-		note(resourcev3.EndpointType, m.Name)
-	}
-	for _, m := range rc.clusters.added {
-		ec := rc.clusters.built[m]
-		rc.cds[m.Name] = ec.cluster
-		if ec.cla != nil {
-			rc.eds[m.Name] = ec.cla
-		} else {
-			delete(rc.eds, m.Name)
-		}
-		note(resourcev3.ClusterType, m.Name)
-		note(resourcev3.EndpointType, m.Name)
-	}
 	if rc.cdsOut == nil || len(rc.clusters.added)+len(rc.clusters.removed) > 0 {
-		rc.cdsOut, rc.edsOut = maps.Clone(rc.cds), maps.Clone(rc.eds)
+		// What was handed out is never modified: the edit is made on copies.
+		cds, eds := maps.Clone(rc.cdsOut), maps.Clone(rc.edsOut)
+		if cds == nil {
+			cds, eds = make(map[string]types.Resource, len(p.Clusters)), make(map[string]types.Resource, len(p.Clusters))
+		}
+		for _, m := range rc.clusters.removed {
+			delete(cds, m.Name)
+			delete(eds, m.Name)
+			note(resourcev3.ClusterType, m.Name)
+			note(resourcev3.EndpointType, m.Name)
+		}
+		for _, m := range rc.clusters.added {
+			ec := rc.clusters.built[m]
+			cds[m.Name] = ec.cluster
+			if ec.cla != nil {
+				eds[m.Name] = ec.cla
+			} else {
+				delete(eds, m.Name)
+			}
+			note(resourcev3.ClusterType, m.Name)
+			note(resourcev3.EndpointType, m.Name)
+		}
+		rc.cdsOut, rc.edsOut = cds, eds
 	}
 	out[resourcev3.ClusterType] = rc.cdsOut
 	out[resourcev3.EndpointType] = rc.edsOut
@@ -230,21 +235,22 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 // ExtAuthConfigs are the resources of the extauth role, named by config_id, and the
 // names that may differ from the previous call.
 func (c *Cache) ExtAuthConfigs(cfgs []*extauthv1.ExtAuthConfig) (map[string]types.Resource, []string) {
-	if c.extByID == nil {
-		c.extByID = map[string]types.Resource{}
-	}
 	c.ext.update(cfgs, func(m *extauthv1.ExtAuthConfig) *extauthv1.ExtAuthConfig { return m }, nil)
 	var changed []string
-	for _, m := range c.ext.removed {
-		delete(c.extByID, m.GetConfigId())
-		changed = append(changed, m.GetConfigId())
-	}
-	for _, m := range c.ext.added {
-		c.extByID[m.GetConfigId()] = m
-		changed = append(changed, m.GetConfigId())
-	}
 	if c.extOut == nil || len(c.ext.added)+len(c.ext.removed) > 0 {
-		c.extOut = maps.Clone(c.extByID)
+		out := maps.Clone(c.extOut)
+		if out == nil {
+			out = make(map[string]types.Resource, len(cfgs))
+		}
+		for _, m := range c.ext.removed {
+			delete(out, m.GetConfigId())
+			changed = append(changed, m.GetConfigId())
+		}
+		for _, m := range c.ext.added {
+			out[m.GetConfigId()] = m
+			changed = append(changed, m.GetConfigId())
+		}
+		c.extOut = out
 	}
 	return c.extOut, changed
 }
