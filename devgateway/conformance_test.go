@@ -2,6 +2,7 @@ package devgateway_test
 
 import (
 	"context"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -162,6 +163,18 @@ func confResources(t *testing.T, echoAddr, jwksAddr, extauthAddr string) xds.Res
 	if err := pipelinetest.Valid(out); err != nil {
 		t.Fatalf("the Envoy resources are not valid: %v", err)
 	}
+	// The cases read the virtual hosts' fields: the translation's compact ones, decoded
+	// (a copy: what was published is never modified).
+	routes := make(map[string]types.Resource, len(out[xds.RouteType]))
+	for name, r := range out[xds.RouteType] {
+		full, err := xds.ExpandRoutes(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		routes[name] = full
+	}
+	out = maps.Clone(out)
+	out[xds.RouteType] = routes
 	return out
 }
 

@@ -109,7 +109,14 @@ func render(t *testing.T, st pipeline.Stages) []byte {
 			short := typeURL[strings.LastIndex(typeURL, ".")+1:]
 			g.XDS[role][short] = map[string]json.RawMessage{}
 			for name, m := range byName {
-				g.XDS[role][short][name] = stableJSON(t, m)
+				full, err := xds.ExpandRoutes(m) // compact virtual hosts, decoded
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !sameBytes(t, m, full) {
+					t.Errorf("%s %s %s: served as other bytes than its full message's", role, short, name)
+				}
+				g.XDS[role][short][name] = stableJSON(t, full)
 			}
 		}
 	}
@@ -160,4 +167,19 @@ func TestGolden(t *testing.T) {
 			checkGolden(t, strings.TrimSuffix(in, ".yaml")+".golden.json", render(t, p.Stages()))
 		})
 	}
+}
+
+// sameBytes says whether a and b serialize (deterministically, as served) the same.
+func sameBytes(t *testing.T, a, b proto.Message) bool {
+	t.Helper()
+	opts := proto.MarshalOptions{Deterministic: true}
+	ab, err := opts.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb, err := opts.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Equal(ab, bb)
 }

@@ -105,7 +105,11 @@ func XDS(st pipeline.Stages, role string, version func(role, typeURL, name strin
 		for typ, named := range res {
 			out := make(map[string]Served, len(named))
 			for name, m := range named {
-				b, err := protojson.Marshal(m)
+				full, err := xds.ExpandRoutes(m) // compact virtual hosts, decoded
+				if err != nil {
+					return Envelope{}, fmt.Errorf("snapshots: %s %s %s: %w", r, typ, name, err)
+				}
+				b, err := protojson.Marshal(full)
 				if err != nil {
 					return Envelope{}, fmt.Errorf("snapshots: %s %s %s: %w", r, typ, name, err)
 				}

@@ -86,7 +86,8 @@ func NewCache() *Cache { return &Cache{roles: map[string]*roleCache{}} }
 // Envoy translates a Proxy into the Envoy resources of its role: the listener, its
 // route configuration, the clusters and the ClusterLoadAssignments of EDS clusters;
 // and the names of each type that may differ from the previous call for the role,
-// so that publishing looks at those only.
+// so that publishing looks at those only. The virtual hosts of route configurations
+// are compact (compactVirtualHost): read their fields through xds.ExpandRoutes.
 func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 	rc := c.roles[p.Role]
 	if rc == nil {
@@ -114,7 +115,7 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 		if p.Extauthz != nil {
 			key += "|" + p.Extauthz.Cluster + "|" + p.Extauthz.Timeout.String()
 		}
-		vhs, changed := lc.vhosts.update(l.VirtualHosts, func(vh *VirtualHost) *routev3.VirtualHost { return EnvoyVirtualHost(vh) }, nil)
+		vhs, changed := lc.vhosts.update(l.VirtualHosts, func(vh *VirtualHost) *routev3.VirtualHost { return compactVirtualHost(EnvoyVirtualHost(vh)) }, nil)
 		for _, vh := range lc.vhosts.removed {
 			lc.options.count(vh, -1)
 		}

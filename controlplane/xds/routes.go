@@ -89,14 +89,19 @@ func (rl *role) diffRoutes(c *change, name string, res types.Resource, old serve
 		if _, ok := edit.add[vh]; ok { // the same pointer twice in one configuration
 			continue
 		}
-		if err := validate(vh); err != nil {
+		full, err := expandVirtualHost(vh) // routes_compact.go
+		if err != nil {
+			w.errs = append(w.errs, fmt.Errorf("%s: %w", path, err))
+			continue
+		}
+		if err := validate(full); err != nil {
 			w.errs = append(w.errs, fmt.Errorf("%s: %w", path, err))
 			continue
 		}
 		vw := &walker{}
-		vw.message(path, vh.ProtoReflect())
+		vw.message(path, full.ProtoReflect())
 		w.errs = append(w.errs, vw.errs...)
-		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(vh)
+		b, err := proto.MarshalOptions{Deterministic: true}.Marshal(vh) // compact or not, the same bytes
 		if err != nil {
 			w.errs = append(w.errs, fmt.Errorf("%s: marshaling: %w", path, err))
 			continue

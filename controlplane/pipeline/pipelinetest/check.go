@@ -13,6 +13,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"gatehouse.dev/gatehouse/controlplane/xds"
 )
 
 // validator is every go-control-plane message: protoc-gen-validate's check.
@@ -29,6 +31,11 @@ func Valid(resources map[string]map[string]types.Resource) error {
 	envoy := false
 	for _, typeURL := range sortedTypes(resources) {
 		for name, r := range resources[typeURL] {
+			r, err := xds.ExpandRoutes(r) // the translation's compact virtual hosts, decoded
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s %q: %w", typeURL, name, err))
+				continue
+			}
 			if ex, ok := r.(interface{ GetConfigId() string }); ok {
 				if ex.GetConfigId() != name {
 					errs = append(errs, fmt.Errorf("%s %q: config_id is %q", typeURL, name, ex.GetConfigId()))
