@@ -2,7 +2,6 @@ package devgateway_test
 
 import (
 	"context"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -163,18 +162,20 @@ func confResources(t *testing.T, echoAddr, jwksAddr, extauthAddr string) xds.Res
 	if err := pipelinetest.Valid(out); err != nil {
 		t.Fatalf("the Envoy resources are not valid: %v", err)
 	}
-	// The cases read the virtual hosts' fields: the translation's compact ones, decoded
-	// (a copy: what was published is never modified).
-	routes := make(map[string]types.Resource, len(out[xds.RouteType]))
-	for name, r := range out[xds.RouteType] {
-		full, err := xds.ExpandRoutes(r)
-		if err != nil {
-			t.Fatal(err)
+	// The cases read the resources' fields: the translation's compact ones, decoded (a
+	// copy: what was published is never modified).
+	full := make(xds.Resources, len(out))
+	for typ, byName := range out {
+		full[typ] = make(map[string]types.Resource, len(byName))
+		for name, r := range byName {
+			e, err := xds.Expand(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full[typ][name] = e
 		}
-		routes[name] = full
 	}
-	out = maps.Clone(out)
-	out[xds.RouteType] = routes
+	out = full
 	return out
 }
 

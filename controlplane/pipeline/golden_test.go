@@ -109,7 +109,7 @@ func render(t *testing.T, st pipeline.Stages) []byte {
 			short := typeURL[strings.LastIndex(typeURL, ".")+1:]
 			g.XDS[role][short] = map[string]json.RawMessage{}
 			for name, m := range byName {
-				full, err := xds.ExpandRoutes(m) // compact virtual hosts, decoded
+				full, err := xds.Expand(m) // compact virtual hosts, decoded
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -105,7 +105,7 @@ func XDS(st pipeline.Stages, role string, version func(role, typeURL, name strin
 		for typ, named := range res {
 			out := make(map[string]Served, len(named))
 			for name, m := range named {
-				full, err := xds.ExpandRoutes(m) // compact virtual hosts, decoded
+				full, err := xds.Expand(m) // compact virtual hosts, decoded
 				if err != nil {
 					return Envelope{}, fmt.Errorf("snapshots: %s %s %s: %w", r, typ, name, err)
 				}

@@ -87,7 +87,8 @@ func NewCache() *Cache { return &Cache{roles: map[string]*roleCache{}} }
 // route configuration, the clusters and the ClusterLoadAssignments of EDS clusters;
 // and the names of each type that may differ from the previous call for the role,
 // so that publishing looks at those only. The virtual hosts of route configurations
-// are compact (compactVirtualHost): read their fields through xds.ExpandRoutes.
+// and the ClusterLoadAssignments are compact (compact): read their fields through
+// xds.Expand.
 func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 	rc := c.roles[p.Role]
 	if rc == nil {
@@ -115,7 +116,7 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 		if p.Extauthz != nil {
 			key += "|" + p.Extauthz.Cluster + "|" + p.Extauthz.Timeout.String()
 		}
-		vhs, changed := lc.vhosts.update(l.VirtualHosts, func(vh *VirtualHost) *routev3.VirtualHost { return compactVirtualHost(EnvoyVirtualHost(vh)) }, nil)
+		vhs, changed := lc.vhosts.update(l.VirtualHosts, func(vh *VirtualHost) *routev3.VirtualHost { return compact(EnvoyVirtualHost(vh)) }, nil)
 		for _, vh := range lc.vhosts.removed {
 			lc.options.count(vh, -1)
 		}
@@ -201,6 +202,9 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 	rc.h2 = h2
 	rc.clusters.update(p.Clusters, func(m *Cluster) envoyCluster {
 		cl, cla := EnvoyCluster(m, m.Name == h2)
+		if cla != nil {
+			cla = compact(cla)
+		}
 		return envoyCluster{cl, cla}
 	}, rebuild)
 	if rc.cdsOut == nil || len(rc.clusters.added)+len(rc.clusters.removed) > 0 {

@@ -35,11 +35,15 @@ func inspect(typeURL, name string, res types.Resource) ([]key, error) {
 	if got := resourceName(res); got != name {
 		return nil, fmt.Errorf("is named %q inside, listed as %q", got, name)
 	}
-	if err := validate(res); err != nil {
+	full, err := expandMessage(res) // routes_compact.go
+	if err != nil {
+		return nil, err
+	}
+	if err := validate(full); err != nil {
 		return nil, err
 	}
 	w := &walker{}
-	w.message("", res.ProtoReflect())
+	w.message("", full.ProtoReflect())
 	return w.refs, joinErrs(w.errs)
 }
 

@@ -9,43 +9,67 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
-// A virtual host may be handed compact, as the translation keeps them: its name, and
-// the rest of its serialization as unknown fields (what protobuf serializes is then
-// the same bytes as the full message's). Publish decodes one to check it, once, when
-// it is new to the route configuration; whoever else reads the fields of a published
-// route configuration expands it first.
+// A virtual host, or a resource, may be handed compact, as the translation keeps them:
+// its field 1 (the name of a virtual host, a cluster, a ClusterLoadAssignment) and the
+// rest of its serialization as unknown fields (what protobuf serializes is then the
+// same bytes as the full message's). Publish decodes one to check it, once, when it
+// is new; whoever else reads the fields of a published resource expands it first.
 
-// isCompact says whether vh has nothing but a name and unknown fields.
-func isCompact(vh *route.VirtualHost) bool {
-	m := vh.ProtoReflect()
+// isCompact says whether m has nothing but its field 1 and unknown fields.
+func isCompact(m protoreflect.Message) bool {
 	if len(m.GetUnknown()) == 0 {
 		return false
 	}
 	only := true
 	m.Range(func(fd protoreflect.FieldDescriptor, _ protoreflect.Value) bool {
-		only = fd.Number() == 1 // name
+		only = fd.Number() == 1
 		return only
 	})
 	return only
 }
 
-// expandVirtualHost is vh as a full message: vh itself unless it is compact.
-func expandVirtualHost(vh *route.VirtualHost) (*route.VirtualHost, error) {
-	if vh == nil || !isCompact(vh) {
-		return vh, nil
+// expandMessage is m as a full message: m itself unless it is compact.
+func expandMessage[M proto.Message](m M) (M, error) {
+	r := m.ProtoReflect()
+	if !r.IsValid() || !isCompact(r) {
+		return m, nil
 	}
-	out := &route.VirtualHost{}
-	if err := proto.Unmarshal(vh.ProtoReflect().GetUnknown(), out); err != nil {
-		return nil, fmt.Errorf("virtual host %q: decoding: %w", vh.GetName(), err)
+	out := r.New()
+	if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(r.GetUnknown(), out.Interface()); err != nil {
+		return m, fmt.Errorf("decoding: %w", err)
 	}
-	out.Name = vh.GetName()
-	return out, nil
+	if fd := r.Descriptor().Fields().ByNumber(1); fd != nil && r.Has(fd) {
+		out.Set(fd, r.Get(fd))
+	}
+	return out.Interface().(M), nil
 }
 
-// ExpandRoutes is res with the fields of its virtual hosts readable: for a route
-// configuration with compact virtual hosts, a copy holding them decoded (res is not
-// modified); anything else as it is.
-func ExpandRoutes(res types.Resource) (types.Resource, error) {
+// expandVirtualHost is vh as a full message: vh itself unless it is compact.
+func expandVirtualHost(vh *route.VirtualHost) (*route.VirtualHost, error) {
+	if vh == nil {
+		return nil, nil
+	}
+	full, err := expandMessage(vh)
+	if err != nil {
+		return nil, fmt.Errorf("virtual host %q: %w", vh.GetName(), err)
+	}
+	return full, nil
+}
+
+// Expand is res with the fields of its own and its virtual hosts readable: a compact
+// resource decoded, and a route configuration with compact virtual hosts copied with
+// them decoded; res itself when nothing is compact. res is not modified.
+func Expand(res types.Resource) (types.Resource, error) {
+	if res == nil {
+		return nil, nil
+	}
+	full, err := expandMessage(res)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", res.ProtoReflect().Descriptor().Name(), resourceName(res), err)
+	}
+	if full != res {
+		return full, nil
+	}
 	rc, ok := res.(*route.RouteConfiguration)
 	if !ok {
 		return res, nil

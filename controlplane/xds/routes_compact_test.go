@@ -1,9 +1,12 @@
 package xds_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
+	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	endpoint "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	route "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	"github.com/google/go-cmp/cmp"
@@ -14,19 +17,21 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/xds/xdstest"
 )
 
-// compact is vh as the translation hands it: its name, and the rest of its
-// serialization as unknown fields.
-func compact(t *testing.T, vh *route.VirtualHost) *route.VirtualHost {
+// compact is m as the translation hands it: its field 1 (a name), and the rest of
+// its serialization as unknown fields.
+func compact[M proto.Message](t *testing.T, m M) M {
 	t.Helper()
-	rest := proto.Clone(vh).(*route.VirtualHost)
-	rest.Name = ""
+	rest := proto.Clone(m)
+	fd := rest.ProtoReflect().Descriptor().Fields().ByNumber(1)
+	rest.ProtoReflect().Clear(fd)
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(rest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := &route.VirtualHost{Name: vh.GetName()}
-	out.ProtoReflect().SetUnknown(b)
-	return out
+	out := m.ProtoReflect().New()
+	out.Set(fd, m.ProtoReflect().Get(fd))
+	out.SetUnknown(b)
+	return out.Interface().(M)
 }
 
 // withCompactVirtualHosts is state with its route configuration's virtual hosts
@@ -49,7 +54,7 @@ func withCompactVirtualHosts(t *testing.T, state xds.Resources, edit func(*route
 }
 
 // Compact virtual hosts are served as the same bytes as the full ones (same version),
-// are checked as the full ones are, and read back whole through ExpandRoutes.
+// are checked as the full ones are, and read back whole through Expand.
 func TestCompactVirtualHosts(t *testing.T) {
 	state := xdstest.Proxy(3)
 	full := xds.NewServer(xds.Options{})
@@ -65,15 +70,15 @@ func TestCompactVirtualHosts(t *testing.T) {
 	if got := s.Version(xds.DefaultProxyRole, xds.RouteType, xdstest.RouteName); got != want || want == "" {
 		t.Errorf("route configuration version %q with compact virtual hosts, %q with full ones", got, want)
 	}
-	expanded, err := xds.ExpandRoutes(compacted[xds.RouteType][xdstest.RouteName])
+	expanded, err := xds.Expand(compacted[xds.RouteType][xdstest.RouteName])
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(state[xds.RouteType][xdstest.RouteName], expanded, protocmp.Transform()); diff != "" {
-		t.Errorf("ExpandRoutes (-want +got):\n%s", diff)
+		t.Errorf("Expand (-want +got):\n%s", diff)
 	}
 	if vh := compacted[xds.RouteType][xdstest.RouteName].(*route.RouteConfiguration).GetVirtualHosts()[0]; len(vh.GetDomains()) != 0 {
-		t.Error("ExpandRoutes modified the compact virtual host it was given")
+		t.Error("Expand modified the compact virtual host it was given")
 	}
 
 	t.Run("an invalid one is refused", func(t *testing.T) {
@@ -92,4 +97,50 @@ func TestCompactVirtualHosts(t *testing.T) {
 			t.Errorf("Publish: %v, want the reference to cluster nowhere refused", err)
 		}
 	})
+}
+
+// A compact ClusterLoadAssignment is served as the same bytes as the full one, and
+// checked as the full one is.
+func TestCompactEndpoints(t *testing.T) {
+	state := xdstest.Proxy(2)
+	full := xds.NewServer(xds.Options{})
+	if err := full.Publish(xds.DefaultProxyRole, state); err != nil {
+		t.Fatal(err)
+	}
+	withCompact := func(edit func(*endpoint.ClusterLoadAssignment)) xds.Resources {
+		out := maps.Clone(state)
+		out[xds.EndpointType] = map[string]types.Resource{}
+		for name, r := range state[xds.EndpointType] {
+			cla := proto.Clone(r).(*endpoint.ClusterLoadAssignment)
+			if edit != nil {
+				edit(cla)
+			}
+			out[xds.EndpointType][name] = compact(t, cla)
+		}
+		return out
+	}
+	s := xds.NewServer(xds.Options{})
+	compacted := withCompact(nil)
+	if err := s.Publish(xds.DefaultProxyRole, compacted); err != nil {
+		t.Fatal(err)
+	}
+	for name := range state[xds.EndpointType] {
+		want := full.Version(xds.DefaultProxyRole, xds.EndpointType, name)
+		if got := s.Version(xds.DefaultProxyRole, xds.EndpointType, name); got != want || want == "" {
+			t.Errorf("%s: version %q compact, %q full", name, got, want)
+		}
+		expanded, err := xds.Expand(compacted[xds.EndpointType][name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(state[xds.EndpointType][name], expanded, protocmp.Transform()); diff != "" {
+			t.Errorf("%s: Expand (-want +got):\n%s", name, diff)
+		}
+	}
+	bad := withCompact(func(cla *endpoint.ClusterLoadAssignment) {
+		cla.Endpoints[0].LbEndpoints[0].GetEndpoint().GetAddress().GetSocketAddress().PortSpecifier = &core.SocketAddress_PortValue{PortValue: 70000}
+	})
+	if err := xds.NewServer(xds.Options{}).Publish(xds.DefaultProxyRole, bad); err == nil || !strings.Contains(err.Error(), "PortValue") {
+		t.Errorf("Publish: %v, want the port 70000 refused", err)
+	}
 }

@@ -31,7 +31,7 @@ func Valid(resources map[string]map[string]types.Resource) error {
 	envoy := false
 	for _, typeURL := range sortedTypes(resources) {
 		for name, r := range resources[typeURL] {
-			r, err := xds.ExpandRoutes(r) // the translation's compact virtual hosts, decoded
+			r, err := xds.Expand(r) // the translation's compact virtual hosts, decoded
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s %q: %w", typeURL, name, err))
 				continue
