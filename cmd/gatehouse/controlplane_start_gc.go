@@ -15,22 +15,28 @@ import (
 // ~400 MB at 100 and 200.
 const startGCPercent = 200
 
+// steadyGCPercent is GOGC once the start is over. Nearly all of the control plane's heap
+// is long-lived state (the stages of every resource) and an edit allocates a few MB,
+// so the default 100 (collect when the heap is twice what is live) mostly holds
+// memory that is never needed: collecting at 1.5 times costs a little CPU per edit and
+// keeps tens of MB of resident memory fewer (BENCHMARKS.md has both).
+const steadyGCPercent = 50
+
 // startGC lets the heap grow further between collections until done is called after
-// the first run, then returns the start's garbage to the system and restores GOGC:
-// resident memory a second after a start at 10,000 services is ~325 MB (it stayed at
-// ~400 MB). A GOGC set in the environment is left as it is.
+// the first run, then returns the start's garbage to the system and sets
+// steadyGCPercent. A GOGC set in the environment is left as it is, throughout.
 func startGC() (done func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
-	old := debug.SetGCPercent(startGCPercent)
+	debug.SetGCPercent(startGCPercent)
 	return sync.OnceFunc(func() {
 		go func() {
-			// Collected at startGCPercent, the heap is then below the previous GOGC's
-			// goal: restoring it first would start a collection of its own, and
-			// FreeOSMemory a second one.
+			// Collected at startGCPercent, the heap is then below the steady goal:
+			// setting it first would start a collection of its own, and FreeOSMemory
+			// a second one.
 			debug.FreeOSMemory()
-			debug.SetGCPercent(old)
+			debug.SetGCPercent(steadyGCPercent)
 		}()
 	})
 }
