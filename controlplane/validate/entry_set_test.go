@@ -7,12 +7,14 @@ import (
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+
+	"gatehouse.dev/gatehouse/internal/smallset"
 )
 
 // TestUserIndexIsASetPerKey adds and removes entries at random, across the size where
 // a key's set turns from a slice into a map, and compares every key's set with a map's.
 func TestUserIndexIsASetPerKey(t *testing.T) {
-	entries := make([]*entry, 3*smallSet)
+	entries := make([]*entry, 3*smallset.Few)
 	for i := range entries {
 		entries[i] = &entry{pos: int32(i)}
 	}

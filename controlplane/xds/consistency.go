@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+
+	"gatehouse.dev/gatehouse/internal/smallset"
 )
 
 // key names one resource of a role.
@@ -15,10 +17,10 @@ func (k key) String() string { return fmt.Sprintf("%s %q", kindOf(k.typ), k.name
 // Publish so that checking an edit costs what the edit touches, not the whole role.
 type index struct {
 	// back is, for each referenced resource, the served resources that reference it.
-	back map[key]*referrers
+	back map[key]*smallset.Set[key]
 }
 
-func newIndex() index { return index{back: map[key]*referrers{}} }
+func newIndex() index { return index{back: map[key]*smallset.Set[key]{}} }
 
 // mustBeReferenced are the types go-control-plane's Snapshot.Consistent requires to be
 // exactly the set referenced (no orphan endpoints or route configurations).
@@ -63,7 +65,7 @@ func (r *role) consistent(c *change) []error {
 	// the unchanged parts of a changed route configuration (the loop above covers
 	// the rest of what changed).
 	for k := range c.remove {
-		for from := range r.index.back[k].all() {
+		for from := range r.index.back[k].All() {
 			if _, changed := c.upsert[from]; (changed && !c.keepsRef(from, k)) || !c.present(from) {
 				continue
 			}
@@ -101,7 +103,7 @@ func (r *role) consistent(c *change) []error {
 // stillReferenced reports whether something unchanged (a resource, or an unchanged
 // part of a changed route configuration) still references k after c.
 func (r *role) stillReferenced(k key, c *change) bool {
-	for from := range r.index.back[k].all() {
+	for from := range r.index.back[k].All() {
 		_, changed := c.upsert[from]
 		if c.present(from) && (!changed || c.keepsRef(from, k)) {
 			return true
@@ -115,7 +117,7 @@ func (r *role) reindex(c *change) {
 	for _, touched := range []map[key]served{c.upsert, c.remove} {
 		for k := range touched {
 			for _, ref := range r.lostRefs(c, k) {
-				if from := r.index.back[ref]; from != nil && from.remove(k) {
+				if from := r.index.back[ref]; from != nil && from.Remove(k) {
 					delete(r.index.back, ref)
 				}
 			}
@@ -124,9 +126,9 @@ func (r *role) reindex(c *change) {
 	for k, s := range c.upsert {
 		for _, ref := range c.newRefs(k, s) {
 			if r.index.back[ref] == nil {
-				r.index.back[ref] = &referrers{}
+				r.index.back[ref] = &smallset.Set[key]{}
 			}
-			r.index.back[ref].add(k)
+			r.index.back[ref].Add(k)
 		}
 	}
 }
