@@ -24,10 +24,7 @@ var (
 func plugins(t *testing.T) string {
 	t.Helper()
 	pluginsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gatehouse-foundation-plugins-")
-		if err != nil {
-			t.Fatal(err)
-		}
+		dir := testbin.TempDir(t, "gatehouse-foundation-plugins-")
 		testbin.Plugin(t, "./plugins/required_header", dir, "required_header.so")
 		testbin.Plugin(t, "./integration/foundation/testdata/plugins/stamp", dir, "stamp.so")
 		testbin.Plugin(t, "./integration/foundation/testdata/plugins/faulty", dir, "faulty.so")

@@ -18,7 +18,9 @@ import (
 
 var env *kubetest.Env
 
-func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &env)) }
+func TestMain(m *testing.M) {
+	os.Exit(testbin.Wrap(func() int { return kubetest.Main(m, &env) }))
+}
 
 // sh runs one documented command with KUBECONFIG pointing at the test's API server.
 func sh(t *testing.T, bin string, args ...string) string {

@@ -67,10 +67,7 @@ var (
 func SamplePlugins(t testing.TB) string {
 	t.Helper()
 	sampleOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "gatehouse-sample-plugins-")
-		if err != nil {
-			t.Fatal(err)
-		}
+		dir := TempDir(t, "gatehouse-sample-plugins-")
 		Plugin(t, "./plugins/required_header", dir, "required_header.so")
 		sampleDir = dir
 	})

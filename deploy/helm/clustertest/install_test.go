@@ -20,12 +20,15 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
+	"gatehouse.dev/gatehouse/integration/testbin"
 	"gatehouse.dev/gatehouse/internal/kubetest"
 )
 
 var env *kubetest.Env
 
-func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &env)) }
+func TestMain(m *testing.M) {
+	os.Exit(testbin.Wrap(func() int { return kubetest.Main(m, &env) }))
+}
 
 func chartDir() string {
 	_, file, _, _ := runtime.Caller(0)

@@ -69,6 +69,11 @@ func (b *bench) run(services, endpoints, vss int) error {
 		return err
 	}
 	defer env.Stop()
+	defer func() {
+		if b.bin != "" {
+			_ = os.RemoveAll(filepath.Dir(b.bin))
+		}
+	}()
 	b.env, b.services = env, services
 	if b.client, err = kubernetes.NewForConfig(env.Config); err != nil {
 		return err
@@ -111,7 +116,8 @@ func (b *bench) run(services, endpoints, vss int) error {
 	return nil
 }
 
-// gatehouseBinary builds the gatehouse binary into a temporary folder.
+// gatehouseBinary builds the gatehouse binary into a temporary folder; the caller
+// removes filepath.Dir of what it returns.
 func gatehouseBinary() (string, error) {
 	dir, err := os.MkdirTemp("", "kubebench-")
 	if err != nil {

@@ -24,7 +24,9 @@ import (
 
 var env *kubetest.Env
 
-func TestMain(m *testing.M) { os.Exit(kubetest.Main(m, &env)) }
+func TestMain(m *testing.M) {
+	os.Exit(testbin.Wrap(func() int { return kubetest.Main(m, &env) }))
+}
 
 // ns is the namespace of this run: a new one each time, as the API server outlives a
 // run of -count=N.
