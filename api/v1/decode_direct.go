@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"reflect"
 	"strconv"
-	"strings"
-	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -18,15 +16,16 @@ import (
 // anything it does not handle, and decodeInto then takes the round trip
 // (TestBuildIsTheJSONRoundTrip holds the two to the same result).
 func build(n *yaml.Node, v reflect.Value) bool {
-	if v.CanAddr() && freeForm(v.Type()) {
+	return buildValue(n, v, infoOf(v.Type()))
+}
+
+// buildValue is build for a value of the type ti describes.
+func buildValue(n *yaml.Node, v reflect.Value, ti *typeInfo) bool {
+	if ti.freeForm && v.CanAddr() {
 		// Free-form (a plugin's config): the very bytes the round trip would give, null
 		// included.
-		var g any
-		if n.Decode(&g) != nil {
-			return false
-		}
-		raw, err := json.Marshal(g)
-		return err == nil && v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(raw) == nil
+		raw, ok := freeFormJSON(n)
+		return ok && v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(raw) == nil
 	}
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return true // null leaves the (fresh, zero) value as it is, as in JSON
@@ -35,9 +34,9 @@ func build(n *yaml.Node, v reflect.Value) bool {
 	case reflect.Pointer:
 		e := reflect.New(v.Type().Elem())
 		v.Set(e)
-		return build(n, e.Elem())
+		return buildValue(n, e.Elem(), ti.elem)
 	case reflect.Struct:
-		return buildStruct(n, v)
+		return buildStruct(n, v, ti)
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode || v.Type().Key().Kind() != reflect.String {
 			return false
@@ -45,7 +44,7 @@ func build(n *yaml.Node, v reflect.Value) bool {
 		m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			e := reflect.New(v.Type().Elem()).Elem()
-			if !build(n.Content[i+1], e) {
+			if !buildValue(n.Content[i+1], e, ti.elem) {
 				return false
 			}
 			m.SetMapIndex(reflect.ValueOf(n.Content[i].Value).Convert(v.Type().Key()), e)
@@ -63,7 +62,7 @@ func build(n *yaml.Node, v reflect.Value) bool {
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 		for i, item := range n.Content {
-			if !build(item, s.Index(i)) {
+			if !buildValue(item, s.Index(i), ti.elem) {
 				return false
 			}
 		}
@@ -101,70 +100,20 @@ func buildScalar(n *yaml.Node, v reflect.Value) bool {
 	return false
 }
 
-func buildStruct(n *yaml.Node, v reflect.Value) bool {
+func buildStruct(n *yaml.Node, v reflect.Value, ti *typeInfo) bool {
 	if n.Kind != yaml.MappingNode {
 		return false
 	}
-	fields := structFields(v.Type())
 	for i := 0; i+1 < len(n.Content); i += 2 {
-		idx, ok := fields[n.Content[i].Value]
-		if !ok || n.Content[i].Tag != "!!str" {
+		f, ok := ti.fields[n.Content[i].Value]
+		if !ok || f.index == nil || n.Content[i].Tag != "!!str" {
 			return false
 		}
-		if !build(n.Content[i+1], v.FieldByIndex(idx)) {
+		if !buildValue(n.Content[i+1], v.FieldByIndex(f.index), f.info) {
 			return false
 		}
 	}
 	return true
-}
-
-// freeForms caches freeForm.
-var freeForms sync.Map // reflect.Type → bool
-
-// freeForm says whether a *t decodes itself from JSON (json.Unmarshaler), as a
-// plugin's config does. Asked for every value of every document, Implements was a
-// sixth of building them.
-func freeForm(t reflect.Type) bool {
-	if v, ok := freeForms.Load(t); ok {
-		return v.(bool)
-	}
-	is := reflect.PointerTo(t).Implements(unmarshalerType)
-	freeForms.Store(t, is)
-	return is
-}
-
-// fieldIndexes caches structFields: type → JSON name → field index.
-var fieldIndexes sync.Map
-
-// structFields maps the JSON names of t's fields to their indexes, as encoding/json
-// sees them (see jsonFields). An embedded struct reached through a pointer is left out:
-// build then declines the field, and the round trip decodes it.
-func structFields(t reflect.Type) map[string][]int {
-	if m, ok := fieldIndexes.Load(t); ok {
-		return m.(map[string][]int)
-	}
-	m := map[string][]int{}
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		switch {
-		case name == "-":
-		case sf.Anonymous && name == "" && sf.Type.Kind() == reflect.Struct:
-			for n, idx := range structFields(sf.Type) {
-				if _, ok := m[n]; !ok {
-					m[n] = append([]int{i}, idx...)
-				}
-			}
-		case sf.Anonymous && name == "" && sf.Type.Kind() == reflect.Pointer:
-		case sf.IsExported():
-			if name == "" {
-				name = sf.Name
-			}
-			m[name] = []int{i}
-		}
-	}
-	fieldIndexes.Store(t, m)
-	return m
 }
 
 // duplicateKeys says whether a mapping of the tree has a key twice, which decoding

@@ -37,6 +37,23 @@ spec:
           empty: []
     - pluginAuth: {name: other, config: null}
 `},
+	{"auth config with a free-form config of every scalar the fast path parses", `apiVersion: enterprise.gateway.gatehouse.dev/v1
+kind: AuthConfig
+metadata: {name: ac}
+spec:
+  configs:
+    - pluginAuth:
+        name: p
+        config: {neg: -0, big: 922337203685477580, small: -92233720368547758, t: True, F: FALSE, y: yes, n: ~, e: null}
+    - pluginAuth:
+        name: p
+        config: {q: a<b, r: 'x&y', s: '\', d: "a", x: '', sp: 'a b', zz: 'say "hi"'}
+    - pluginAuth:
+        name: p
+        config:
+          - {b: 1, a: 2, c: {z: 0, y: [-7, 0, 12]}}
+          - [[], {}]
+`},
 	{"upstream", "apiVersion: core.gatehouse.dev/v1\nkind: Upstream\nmetadata: {name: up, namespace: ns}\nspec:\n  static:\n    hosts: [{addr: 10.0.0.1, port: 80}]\n    useTls: false\n"},
 	{"settings", "apiVersion: core.gatehouse.dev/v1\nkind: Settings\nmetadata: {name: s}\nspec:\n  devMode: true\n  extauth: {requestTimeout: 200ms, extauthzServerRef: {name: e}}\n  discovery: {enabled: false, namespaces: [], labels: {}}\n"},
 	{"secret", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: kubernetes.io/tls\ndata: {a: aGVsbG8=, b: '', c: null}\nstringData: {d: e}\n"},

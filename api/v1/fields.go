@@ -7,8 +7,6 @@ import (
 	"math"
 	"reflect"
 	"strconv"
-	"strings"
-	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -32,7 +30,7 @@ func (e fieldError) Error() string { return e.path + ": " + e.msg }
 // take the date rewritten as RFC 3339).
 func checkFields(root *yaml.Node, t reflect.Type) []fieldError {
 	var c checker
-	c.check(root, t, root.Line)
+	c.check(root, infoOf(t), root.Line)
 	return c.errs
 }
 
@@ -77,14 +75,15 @@ func (c *checker) wrongType(n *yaml.Node, line int, want string) {
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-// check reports the problems of n as a value of type t; line is that of the field
-// (the key for a mapping entry, the item for a list entry).
-func (c *checker) check(n *yaml.Node, t reflect.Type, line int) {
+// check reports the problems of n as a value of the type ti describes; line is that
+// of the field (the key for a mapping entry, the item for a list entry).
+func (c *checker) check(n *yaml.Node, ti *typeInfo, line int) {
 	if isNull(n) {
 		return // null leaves any field at its zero value
 	}
 	n = resolve(n)
-	if freeForm(t) {
+	t := ti.t
+	if ti.freeForm {
 		// Free-form, such as a plugin's config (json.RawMessage), which is checked later
 		// against the plugin's own type; only what JSON cannot hold is reported here.
 		c.checkKeys(n)
@@ -92,9 +91,9 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, line int) {
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		c.check(n, t.Elem(), line)
+		c.check(n, ti.elem, line)
 	case reflect.Struct:
-		c.checkStruct(n, t, line)
+		c.checkStruct(n, ti, line)
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
 			c.wrongType(n, line, "a mapping")
@@ -107,7 +106,7 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, line int) {
 			if k.Tag != "!!str" {
 				c.fail(k.Line, "key is %s; quote it to make it a string", describe(k))
 			} else {
-				c.check(kvs[i+1], t.Elem(), k.Line)
+				c.check(kvs[i+1], ti.elem, k.Line)
 			}
 			c.pop()
 		}
@@ -122,7 +121,7 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, line int) {
 		}
 		for i, item := range n.Content {
 			c.push("", i)
-			c.check(item, t.Elem(), item.Line)
+			c.check(item, ti.elem, item.Line)
 			c.pop()
 		}
 	case reflect.String:
@@ -147,25 +146,24 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, line int) {
 	}
 }
 
-func (c *checker) checkStruct(n *yaml.Node, t reflect.Type, line int) {
+func (c *checker) checkStruct(n *yaml.Node, ti *typeInfo, line int) {
 	if n.Kind != yaml.MappingNode {
 		c.wrongType(n, line, "a mapping")
 		return
 	}
-	fields := jsonFields(t)
 	kvs := pairs(n)
 	for i := 0; i+1 < len(kvs); i += 2 {
 		k := kvs[i]
-		ft, ok := fields[k.Value]
+		f, ok := ti.fields[k.Value]
 		c.push(k.Value, -1)
 		if !ok || k.Tag != "!!str" {
 			msg := "unknown field"
-			if s := suggest(k.Value, fields); s != "" {
+			if s := suggest(k.Value, ti.fieldTypes); s != "" {
 				msg += " (did you mean " + s + "?)"
 			}
 			c.fail(k.Line, "%s", msg)
 		} else {
-			c.check(kvs[i+1], ft, k.Line)
+			c.check(kvs[i+1], f.info, k.Line)
 		}
 		c.pop()
 	}
@@ -259,50 +257,6 @@ func describe(n *yaml.Node) string {
 		return "a date"
 	}
 	return strconv.Quote(n.Tag) + " value"
-}
-
-// fieldTypes caches jsonFields (type → JSON name → field type): building the map was
-// most of checking a document's fields. The maps are only read.
-var fieldTypes sync.Map
-
-// jsonFields maps the JSON names of t's fields to their types, as encoding/json sees them:
-// the name is the json tag's before the comma, or the Go name; "-" hides a field; an
-// embedded struct without a name (TypeMeta, tagged ",inline") lends its fields.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if m, ok := fieldTypes.Load(t); ok {
-		return m.(map[string]reflect.Type)
-	}
-	fields := map[string]reflect.Type{}
-	defer fieldTypes.Store(t, fields)
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		ft := sf.Type
-		if sf.Anonymous && name == "" {
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for n, f := range jsonFields(ft) {
-					if _, ok := fields[n]; !ok {
-						fields[n] = f
-					}
-				}
-				continue
-			}
-		}
-		if !sf.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		fields[name] = sf.Type
-	}
-	return fields
 }
 
 func join(path, key string) string {
