@@ -3,6 +3,9 @@ package xds
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
@@ -127,15 +130,8 @@ func (rl *role) diff(r Resources, changed Changed) (*change, []error) {
 			}
 			continue
 		}
-		kept := 0 // names of old that r still has
-		for name, res := range r[typ] {
-			o, known := old[name]
-			if known {
-				kept++
-			}
-			errs = rl.diffOne(c, key{typ, name}, res, o, known, errs)
-		}
-		if kept == len(old) {
+		var kept int // names of old that r still has
+		if errs, kept = rl.diffAll(c, typ, r[typ], old, errs); kept == len(old) {
 			continue // nothing removed: no second pass over thousands of names
 		}
 		for name, o := range old {
@@ -159,21 +155,109 @@ func (rl *role) diffOne(c *change, k key, res types.Resource, o served, known bo
 		}
 		return errs
 	}
+	return compare(k, res, o, known).note(c, k, res, errs)
+}
+
+// comparison is how a resource (not a route configuration) differs from what is
+// served: the same content (repoint to the new pointer), new content to serve, or a
+// problem.
+type comparison struct {
+	same bool
+	s    served
+	err  error
+}
+
+// compare compares res, resource k, with o as served (when known), checking it when
+// its content is new. It reads nothing of the role, so resources can be compared on
+// several cores.
+func compare(k key, res types.Resource, o served, known bool) comparison {
 	s, err := newServed(k.typ, k.name, res)
 	if err != nil {
-		return append(errs, fmt.Errorf("%s: %w", k, err))
+		return comparison{err: err}
 	}
 	if known && o.version() == s.version() {
+		return comparison{same: true}
+	}
+	if s.refs, err = inspect(k.typ, k.name, res); err != nil {
+		return comparison{err: err}
+	}
+	return comparison{s: s}
+}
+
+// note records cmp in c, or its problem in errs.
+func (cmp comparison) note(c *change, k key, res types.Resource, errs []error) []error {
+	switch {
+	case cmp.err != nil:
+		return append(errs, fmt.Errorf("%s: %w", k, cmp.err))
+	case cmp.same:
 		c.repoint[k] = res
-		return errs
+	default:
+		c.upsert[k] = cmp.s
 	}
-	refs, err := inspect(k.typ, k.name, res)
-	if err != nil {
-		return append(errs, fmt.Errorf("%s: %w", k, err))
-	}
-	s.refs = refs
-	c.upsert[k] = s
 	return errs
+}
+
+// parallelCompareMin is how many resources of a type to compare before it is worth
+// comparing them on every core: a role's first Publish at 10,000 services compares
+// 30,000 (hashing, validating and walking each), which on one core was two thirds of
+// the time from the resources read to the clients served.
+const parallelCompareMin = 512
+
+// diffAll is diff's full comparison of one type: every resource of m with old, as
+// served. It returns errs with m's problems added, and how many names of old m has.
+func (rl *role) diffAll(c *change, typ string, m map[string]types.Resource, old map[string]served, errs []error) ([]error, int) {
+	kept := 0
+	workers := runtime.GOMAXPROCS(0)
+	if typ == RouteType || len(m) < parallelCompareMin || workers == 1 {
+		for name, res := range m {
+			o, known := old[name]
+			if known {
+				kept++
+			}
+			errs = rl.diffOne(c, key{typ, name}, res, o, known, errs)
+		}
+		return errs, kept
+	}
+	type item struct {
+		name  string
+		res   types.Resource
+		old   served
+		known bool
+		cmp   comparison
+	}
+	var items []item
+	for name, res := range m {
+		o, known := old[name]
+		if known {
+			kept++
+			if o.res == res {
+				continue // the same pointer: unchanged
+			}
+		}
+		items = append(items, item{name: name, res: res, old: o, known: known})
+	}
+	const chunk = 64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				end := int(next.Add(chunk))
+				if end-chunk >= len(items) {
+					return
+				}
+				for i := end - chunk; i < min(end, len(items)); i++ {
+					it := &items[i]
+					it.cmp = compare(key{typ, it.name}, it.res, it.old, it.known)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i := range items {
+		errs = items[i].cmp.note(c, key{typ, items[i].name}, items[i].res, errs)
+	}
+	return errs, kept
 }
 
 // newServed hashes res; the hash is its version, as go-control-plane computes it for

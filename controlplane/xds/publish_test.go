@@ -286,3 +286,72 @@ func TestPublishSkipsAMapHandedAgain(t *testing.T) {
 		t.Errorf("a route naming a removed cluster: Publish = %v, want an error naming %s", err, xdstest.ID(2))
 	}
 }
+
+// A role's first Publish at scale compares its resources on every core: what it
+// finds must be what one core finds, every problem reported and nothing published
+// when there is one, an unchanged content kept at its version.
+func TestPublishComparesManyOnEveryCore(t *testing.T) {
+	const n = 600 // above the count compared on every core
+	s := &testServer{Server: xds.NewServer(xds.Options{})}
+	state := xdstest.Proxy(n)
+
+	bad := maps.Clone(state)
+	bad[xds.ClusterType] = maps.Clone(state[xds.ClusterType])
+	for _, i := range []int{7, 900} {
+		c := xdstest.Cluster(xdstest.ID(i))
+		c.ConnectTimeout = durationpb.New(-time.Second)
+		bad[xds.ClusterType][xdstest.ID(i)] = c
+	}
+	err := s.Publish(xds.DefaultProxyRole, bad)
+	for _, i := range []int{7, 900} {
+		if err == nil || !strings.Contains(err.Error(), `cluster "`+xdstest.ID(i)+`": invalid Cluster.ConnectTimeout`) {
+			t.Errorf("Publish with clusters %d and 900 invalid = %v, want an error naming each", 7, err)
+			break
+		}
+	}
+	if v := s.Version(xds.DefaultProxyRole, xds.ClusterType, xdstest.ID(1)); v != "" {
+		t.Fatalf("a refused Publish served cluster 1 at version %q", v)
+	}
+
+	if err := s.Publish(xds.DefaultProxyRole, state); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{xds.ClusterType, xds.EndpointType} {
+		for name, res := range state[typ] {
+			b, err := cachev3.MarshalResource(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := s.Version(xds.DefaultProxyRole, typ, name), cachev3.HashResource(b); got != want {
+				t.Fatalf("%s %s served at version %q, want its content hash %q", typ, name, got, want)
+			}
+		}
+	}
+
+	// The same content as new messages, but one cluster changed.
+	next := maps.Clone(state)
+	next[xds.ClusterType] = map[string]types.Resource{}
+	for name, res := range state[xds.ClusterType] {
+		next[xds.ClusterType][name] = proto.Clone(res)
+	}
+	changed := xdstest.Cluster(xdstest.ID(500))
+	changed.ConnectTimeout = durationpb.New(3 * time.Second)
+	next[xds.ClusterType][xdstest.ID(500)] = changed
+	before := versions(s, state)
+	if err := s.Publish(xds.DefaultProxyRole, next); err != nil {
+		t.Fatal(err)
+	}
+	after := versions(s, state)
+	diff := 0
+	for i, f := range strings.Fields(before) {
+		if g := strings.Fields(after)[i]; g != f {
+			diff++
+			if !strings.Contains(g, "/"+xdstest.ID(500)+"=") {
+				t.Errorf("version changed without a change of content: %s → %s", f, g)
+			}
+		}
+	}
+	if diff != 1 {
+		t.Errorf("%d versions changed, want 1 (cluster %s)", diff, xdstest.ID(500))
+	}
+}
