@@ -14,6 +14,11 @@ import (
 // Levels are the accepted log levels.
 var Levels = []string{"debug", "info", "warn", "error", "panic", "fatal"}
 
+// TimeFormat is how log lines give their time: RFC 3339 in UTC with milliseconds,
+// enough to put the lines of one second (a start, an edit reaching the clients) in
+// order and to see how long each step took.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
 // DefaultLevel applies when LOG_LEVEL is unset.
 const DefaultLevel = "info"
 
@@ -39,6 +44,7 @@ func New(w io.Writer, component string) (zerolog.Logger, error) {
 		return zerolog.Nop(), fmt.Errorf("LOG_LEVEL: %w", err)
 	}
 	zerolog.SetGlobalLevel(lvl)
+	zerolog.TimeFieldFormat = TimeFormat
 	ctx := zerolog.New(w).With().Timestamp()
 	if component != "" {
 		ctx = ctx.Str("component", component)
