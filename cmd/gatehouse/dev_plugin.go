@@ -95,7 +95,8 @@ func (m *pluginModule) rebuild(ctx context.Context, why string) {
 		ev = ev.Str("changed", why)
 	}
 	ev.Msg("building the plugin module")
-	res, d, err := buildPlugin(ctx, m.rb, m.symbol)
+	var took buildTimes
+	res, d, err := buildPlugin(ctx, m.rb, m.symbol, &took)
 	// The build tidies and pins go.mod and go.sum: what it left there is what it built,
 	// so its own edits do not start another build. Code is taken from before the build:
 	// a save during the build is built next.
@@ -112,13 +113,13 @@ func (m *pluginModule) rebuild(ctx context.Context, why string) {
 		_ = printDiagnosis(&b, d, false)
 		m.fail("plugin built but would not load", strings.TrimSpace(b.String()))
 	default:
-		m.publish(res.Path, d.Trial != nil, time.Since(start))
+		m.publish(res.Path, d.Trial != nil, time.Since(start), took)
 	}
 }
 
 // publish renames the checked build into the plugin folder, where extauth's watcher
 // sees it appear whole.
-func (m *pluginModule) publish(built string, trialPassed bool, took time.Duration) {
+func (m *pluginModule) publish(built string, trialPassed bool, took time.Duration, parts buildTimes) {
 	dst := filepath.Join(m.pluginDir, filepath.Base(built))
 	if trialPassed {
 		data, err := os.ReadFile(built)
@@ -140,6 +141,7 @@ func (m *pluginModule) publish(built string, trialPassed bool, took time.Duratio
 	}
 	m.shown, m.published = "", dst
 	m.log.Info().Str("module", m.dir).Str("file", dst).Str("took", took.Round(time.Millisecond).String()).
+		Str("build", parts.build.Round(time.Millisecond).String()).Str("check", parts.check.Round(time.Millisecond).String()).
 		Msg("plugin built and checked; extauth loads it now")
 }
 

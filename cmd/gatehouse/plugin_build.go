@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +35,7 @@ func pluginBuildCommand(stdout, stderr io.Writer) *cobra.Command {
 			}
 			r := &build.Rebuilder{Options: o}
 			defer r.Close()
-			res, d, err := buildPlugin(cmd.Context(), r, symbol)
+			res, d, err := buildPlugin(cmd.Context(), r, symbol, nil)
 			if err != nil {
 				return exit(1, err)
 			}
@@ -64,11 +65,20 @@ func pluginBuildCommand(stdout, stderr io.Writer) *cobra.Command {
 // buildPlugin builds with r and checks the result as a server checks a plugin before it
 // opens it (pre-flight, trial load in a child process): `gatehouse plugin build` and
 // `gatehouse dev --plugin-module` both build this way.
-func buildPlugin(ctx context.Context, r *build.Rebuilder, symbol string) (*build.Result, *loader.Diagnosis, error) {
+func buildPlugin(ctx context.Context, r *build.Rebuilder, symbol string, took *buildTimes) (*build.Result, *loader.Diagnosis, error) {
+	start := time.Now()
 	res, err := r.Build(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
+	built := time.Now()
 	ch := loader.Checker{}
-	return res, ch.Check(ctx, res.Path, res.Path, symbol, nil, false), nil
+	d := ch.Check(ctx, res.Path, res.Path, symbol, nil, false)
+	if took != nil {
+		took.build, took.check = built.Sub(start), time.Since(built)
+	}
+	return res, d, nil
 }
+
+// buildTimes is how long a build and its check took.
+type buildTimes struct{ build, check time.Duration }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -45,6 +46,9 @@ type devRound struct {
 	Built    time.Duration // compiled, pre-flight and trial load passed, renamed into the plugin folder
 	Opened   time.Duration // extauth's watcher saw it, checked it again and opened it
 	Serving  time.Duration // the first Check answered with this round's header
+	// GoBuild and Check are how long dev's build (go build) and its check (pre-flight
+	// and trial load) took, from its log.
+	GoBuild, Check time.Duration
 }
 
 // runDevLoop starts `gatehouse dev --plugin-module` on a copy of the sample plugin and,
@@ -132,6 +136,7 @@ func timeSave(ctx context.Context, client authv3.AuthorizationClient, p *proc, l
 				r.Building = at
 			case strings.Contains(msg, `"message":"`+msgBuilt+`"`) && r.Built == 0:
 				r.Built = at
+				r.GoBuild, r.Check = logDuration(msg, "build"), logDuration(msg, "check")
 			case strings.Contains(msg, `"message":"`+msgOpened+`"`) && r.Opened == 0:
 				r.Opened = at
 			case strings.Contains(msg, `"level":"error"`):
@@ -148,6 +153,17 @@ func timeSave(ctx context.Context, client authv3.AuthorizationClient, p *proc, l
 		case <-tick.C:
 		}
 	}
+}
+
+// logDuration is the duration a JSON log line gives in field (as "480ms"), or 0.
+func logDuration(line, field string) time.Duration {
+	var fields map[string]any
+	if json.Unmarshal([]byte(line), &fields) != nil {
+		return 0
+	}
+	s, _ := fields[field].(string)
+	d, _ := time.ParseDuration(s)
+	return d
 }
 
 // waitAnswer waits until a Check answers want.
