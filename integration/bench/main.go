@@ -51,6 +51,7 @@ type options struct {
 	write                      bool
 	file                       string
 	profile                    string
+	oidcProfile                string // a CPU profile under cookie-session load
 	goBench                    bool
 	oidc                       bool
 	swaps                      int // plugin versions the plugin-load phase swaps in; 0 skips it
@@ -71,6 +72,7 @@ func main() {
 	flag.BoolVar(&o.write, "write", false, "update the bench sections of -file that this run measured")
 	flag.StringVar(&o.file, "file", "", "benchmarks file to update with -write (default BENCHMARKS.md at the module root)")
 	flag.StringVar(&o.profile, "profile", "", "after the measured runs, write a CPU profile of gatehouse under allow load to this file")
+	flag.StringVar(&o.oidcProfile, "oidc-profile", "", "after the OIDC section's runs, write a CPU profile of gatehouse under cookie-session load to this file")
 	flag.BoolVar(&o.goBench, "gobench", true, "run the in-process Go benchmarks")
 	flag.BoolVar(&o.oidc, "oidc", true, "measure Checks with a valid OIDC session (needs `make deps`)")
 	flag.IntVar(&o.devRounds, "devloop-rounds", 20, "saves of the sample plugin to time with gatehouse dev --plugin-module; 0 skips it")
@@ -120,6 +122,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("-swaps %d: use 0 to skip, or more", o.swaps)
 	case o.oidc && !o.plugin:
 		return errors.New("-oidc needs the load of -plugin (it compares with the same bare server): add -oidc=false")
+	case o.oidcProfile != "" && !o.oidc:
+		return errors.New("-oidc-profile profiles the OIDC section's cookie load: it needs -oidc")
 	case o.cpo.edits < 1:
 		return fmt.Errorf("-cp-edits %d: use at least 1", o.cpo.edits)
 	case o.cpo.churn < 0 || o.cpo.churnRate < 1:

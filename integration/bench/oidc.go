@@ -43,7 +43,7 @@ type oidcResult struct {
 // runOIDC starts the OpenID provider and redis-server (through integration/harness)
 // and gatehouse with an OIDC AuthConfig per session mode, logs in once per mode, and
 // loads gatehouse and the bare server alternately with each mode's Check.
-func runOIDC(ctx context.Context, root, dir string, bins binaries, procs *procSet, l *loader, bare *server, rounds int) (*oidcResult, error) {
+func runOIDC(ctx context.Context, root, dir string, bins binaries, procs *procSet, l *loader, bare *server, rounds int, profile string) (*oidcResult, error) {
 	tb := &harnessTB{dir: dir}
 	defer tb.cleanup()
 	var provider *harness.Provider
@@ -77,7 +77,7 @@ func runOIDC(ctx context.Context, root, dir string, bins binaries, procs *procSe
 		res.Companions = append(res.Companions, c.name)
 	}
 
-	gh, err := startOIDCGatehouse(ctx, procs, bins, dir, provider.Issuer, redis.Addr)
+	gh, err := startOIDCGatehouse(ctx, procs, bins, dir, provider.Issuer, redis.Addr, profile != "")
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +119,12 @@ func runOIDC(ctx context.Context, root, dir string, bins binaries, procs *procSe
 		return nil, err
 	}
 	res.LoadEnd = time.Now()
+	if profile != "" {
+		progress("profiling gatehouse under cookie-session load")
+		if err := l.profile(ctx, gh, "cookie", profile); err != nil {
+			return nil, err
+		}
+	}
 	for _, m := range oidcModes {
 		tok, setCookie, err := checkSession(ctx, client, reqs[m.name])
 		if err != nil {
@@ -133,12 +139,12 @@ func runOIDC(ctx context.Context, root, dir string, bins binaries, procs *procSe
 
 // startOIDCGatehouse starts `gatehouse extauth` on the OIDC resources and waits until
 // both AuthConfigs answer a Check without a session with the redirect to the provider.
-func startOIDCGatehouse(ctx context.Context, procs *procSet, bins binaries, dir, issuer, redisAddr string) (*server, error) {
+func startOIDCGatehouse(ctx context.Context, procs *procSet, bins binaries, dir, issuer, redisAddr string, admin bool) (*server, error) {
 	cfg, err := writeOIDCConfig(dir, issuer, redisAddr)
 	if err != nil {
 		return nil, err
 	}
-	addrs, err := freeAddrs(1)
+	addrs, err := freeAddrs(2)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +153,12 @@ func startOIDCGatehouse(ctx context.Context, procs *procSet, bins binaries, dir,
 		return nil, err
 	}
 	gh := &server{name: "gatehouse", addr: addrs[0]}
-	bin, args := pinned(serverCPU, bins.gatehouse, "extauth", "--config", cfg, "--plugin-dir", empty, "--listen", gh.addr)
+	extauthArgs := []string{"extauth", "--config", cfg, "--plugin-dir", empty, "--listen", gh.addr}
+	if admin {
+		gh.admin = addrs[1]
+		extauthArgs = append(extauthArgs, "--admin-listen", gh.admin)
+	}
+	bin, args := pinned(serverCPU, bins.gatehouse, extauthArgs...)
 	if gh.proc, err = procs.start("gatehouse (OIDC)", filepath.Join(dir, "gatehouse-oidc.log"), serverEnv(), bin, args...); err != nil {
 		return nil, err
 	}

@@ -10,16 +10,16 @@ import (
 	"time"
 )
 
-// profile loads gatehouse with allow requests while fetching a CPU profile from its
-// admin server, and writes the profile to file.
-func (l *loader) profile(ctx context.Context, gh *server, file string) error {
+// profile loads gatehouse with the requests of load (allow, cookie, ...) while
+// fetching a CPU profile from its admin server, and writes the profile to file.
+func (l *loader) profile(ctx context.Context, gh *server, load, file string) error {
 	if gh.admin == "" {
 		return fmt.Errorf("gatehouse was started without --admin-listen")
 	}
 	seconds := max(int((l.duration-2*time.Second)/time.Second), 1)
 	errc := make(chan error, 1)
 	go func() {
-		_, _, err := l.ghzRun(ctx, gh, "allow", l.duration, 0)
+		_, _, err := l.ghzRun(ctx, gh, load, l.duration, 0)
 		errc <- err
 	}()
 	select { // let the load reach its steady state

@@ -152,13 +152,13 @@ func measureLoads(ctx context.Context, o options, root string, rep *report, proc
 	}
 	if o.profile != "" {
 		progress("profiling gatehouse under allow load")
-		if err := l.profile(ctx, servers.gatehouse, o.profile); err != nil {
+		if err := l.profile(ctx, servers.gatehouse, "allow", o.profile); err != nil {
 			return err
 		}
 	}
 	procs.stop(servers.gatehouse.proc)
 	if o.oidc {
-		if rep.OIDC, err = runOIDC(ctx, root, tmp, bins, procs, l, servers.bare, o.rounds); err != nil {
+		if rep.OIDC, err = runOIDC(ctx, root, tmp, bins, procs, l, servers.bare, o.rounds, o.oidcProfile); err != nil {
 			return fmt.Errorf("oidc: %w", err)
 		}
 	}
@@ -200,6 +200,13 @@ func (r *report) output(ctx context.Context, o options) error {
 			return err
 		}
 		fmt.Printf("CPU profile of gatehouse under allow load (%s):\n\n%s", o.profile, top)
+	}
+	if o.oidcProfile != "" && r.OIDC != nil {
+		top, err := pprofTop(ctx, o.oidcProfile)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("CPU profile of gatehouse under cookie-session load (%s):\n\n%s", o.oidcProfile, top)
 	}
 	if !o.write {
 		return nil
