@@ -17,15 +17,34 @@ func (w work) add(e *entry) {
 	w[e.res.Kind][e] = struct{}{}
 }
 
-// sorted returns the entries of kind in key order.
-func (w work) sorted(kind string) []*entry {
-	out := make([]*entry, 0, len(w[kind]))
-	for e := range w[kind] {
+// sorted returns the entries of kind in key order. aligned is every entry in key
+// order: when much of a kind is to be validated again (a start, new settings), picking
+// them out of it is cheaper than sorting them, which at 10,000 of a kind compared
+// keys of entries scattered in memory for ~20 ms a kind.
+func (w work) sorted(kind string, aligned []*entry) []*entry {
+	todo := w[kind]
+	out := make([]*entry, 0, len(todo))
+	if len(todo) >= pickMin {
+		for _, e := range aligned {
+			if _, ok := todo[e]; ok && e.res.Kind == kind {
+				out = append(out, e)
+			}
+		}
+		if len(out) == len(todo) {
+			return out
+		}
+		out = out[:0] // some are not in aligned (being removed): sort them all
+	}
+	for e := range todo {
 		out = append(out, e)
 	}
 	slices.SortFunc(out, func(a, b *entry) int { return a.res.Key().Compare(b.res.Key()) })
 	return out
 }
+
+// pickMin is how many entries of a kind make sorted pick them out of all entries in
+// order rather than sort them: below it, walking every entry costs more than sorting.
+const pickMin = 256
 
 // Validate computes the edge stage of in, which holds each key once, in key order, as
 // every Source publishes it.
@@ -48,13 +67,13 @@ func (v *Validator) Validate(in *source.Input) *Edge {
 	for _, e := range removed {
 		v.remove(e, w)
 	}
-	for _, e := range w.sorted(apiv1.KindSecret) {
+	for _, e := range w.sorted(apiv1.KindSecret, v.aligned) {
 		v.secret(e, w)
 	}
-	for _, e := range w.sorted(apiv1.KindUpstream) {
+	for _, e := range w.sorted(apiv1.KindUpstream, v.aligned) {
 		v.upstream(e, w)
 	}
-	for _, e := range w.sorted(apiv1.KindAuthConfig) {
+	for _, e := range w.sorted(apiv1.KindAuthConfig, v.aligned) {
 		v.authConfig(e, w)
 	}
 	v.virtualServices(w, removed)

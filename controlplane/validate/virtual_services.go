@@ -31,7 +31,7 @@ type candidate struct {
 // When a domain changes hands, those rejected for it are validated again.
 func (v *Validator) virtualServices(w work, removed []*entry) {
 	restatus := map[*entry]bool{}
-	batch := w.sorted(apiv1.KindVirtualService)
+	batch := w.sorted(apiv1.KindVirtualService, v.aligned)
 	for _, e := range removed {
 		if e.res.Kind == apiv1.KindVirtualService {
 			batch = append(batch, e)
@@ -42,7 +42,7 @@ func (v *Validator) virtualServices(w work, removed []*entry) {
 	for round := 0; len(batch) > 0 && round < 100; round++ {
 		next := work{}
 		v.resolve(batch, next, restatus)
-		batch = next.sorted(apiv1.KindVirtualService)
+		batch = next.sorted(apiv1.KindVirtualService, v.aligned)
 	}
 	for e := range restatus {
 		if !e.removed && e.vh != nil && e.state != codeRejected {
