@@ -122,7 +122,7 @@ func checkHeader(field, name, value string, allowed map[string]bool) error {
 // there is none) and whether v is all ASCII. Values such as an ID token run to a
 // kilobyte or more, so it looks at eight bytes at a time while they are all printable
 // ASCII (0x20-0x7e), and byte by byte from the first word that is not.
-func scanValue(v string) (at int, ascii bool) {
+func scanValue(v string) (int, bool) {
 	const (
 		ones  = 0x0101010101010101
 		highs = 0x8080808080808080
@@ -138,6 +138,12 @@ func scanValue(v string) (at int, ascii bool) {
 			break
 		}
 	}
+	return scanBytes(v, i)
+}
+
+// scanBytes is scanValue one byte at a time from offset i, the bytes before it being
+// printable ASCII.
+func scanBytes(v string, i int) (at int, ascii bool) {
 	ascii = true
 	for ; i < len(v); i++ {
 		switch c := v[i]; {
