@@ -26,7 +26,10 @@ func (w work) sorted(kind string, aligned []*entry) []*entry {
 	out := make([]*entry, 0, len(todo))
 	if len(todo) >= pickMin {
 		for _, e := range aligned {
-			if _, ok := todo[e]; ok && e.res.Kind == kind {
+			if e.res.Kind != kind {
+				continue // the other kinds' entries, without a lookup each
+			}
+			if _, ok := todo[e]; ok {
 				out = append(out, e)
 			}
 		}
