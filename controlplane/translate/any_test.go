@@ -12,7 +12,8 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 )
 
-// mustAny is anypb.New with one type URL string per type.
+// TestMustAnyIsAnypbNew: mustAny (which keeps one type URL string per type) makes what
+// anypb.New makes.
 func TestMustAnyIsAnypbNew(t *testing.T) {
 	tests := []struct {
 		name string
