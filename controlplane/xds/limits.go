@@ -13,9 +13,11 @@ import (
 const MaxRequestSize = 32 << 20
 
 // GRPCServerOptions are the options of the gRPC server the xDS server is registered
-// with.
+// with: its request size bound, its buffer pool, and the codec that sends large
+// resources without copying them (codec.go).
 func GRPCServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxRequestSize), experimental.BufferPool(largeUnpooled{mem.DefaultBufferPool()})}
+	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxRequestSize), experimental.BufferPool(largeUnpooled{mem.DefaultBufferPool()}),
+		grpc.ForceServerCodecV2(newResponseCodec())}
 }
 
 // maxPooled is the largest buffer the gRPC server keeps for reuse (the largest tier of

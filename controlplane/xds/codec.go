@@ -1,0 +1,210 @@
+package xds
+
+import (
+	"fmt"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/grpc/encoding"
+	protocodec "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// responseCodec is gRPC's proto codec, except for a discovery response that carries a
+// large resource (a route configuration with thousands of virtual hosts: ~3 MB at
+// 10,000 services). gRPC's codec serializes a message into one new buffer, which copied
+// those bytes for every response to every client: on an edit of one VirtualService,
+// half of what the control plane allocated, and the collections that paid for it the
+// larger part of the edit's CPU. This codec hands the transport such a response in
+// pieces instead: the framing, serialized as usual, and each large resource's bytes as
+// they are.
+//
+// That is safe because the xDS server never modifies bytes it has handed out (every
+// publish builds a resource's serialization anew; wireRoutes copies from the bytes
+// served before, it does not write into them), and gRPC only reads a message's pieces
+// until it has written them. The pieces joined are the bytes proto.Marshal gives for
+// the response (TestResponseCodecIsProtoMarshal).
+type responseCodec struct{ encoding.CodecV2 }
+
+// newResponseCodec is gRPC's registered proto codec with large resources sent in place.
+func newResponseCodec() responseCodec {
+	return responseCodec{encoding.GetCodecV2(protocodec.Name)}
+}
+
+// inPlace is the size from which a resource's bytes are sent as they are. Below it,
+// copying costs less than a piece of its own.
+const inPlace = 32 << 10
+
+// Field numbers of the discovery messages' resources.
+const (
+	deltaResourcesField = 2 // DeltaDiscoveryResponse.resources
+	resourceAnyField    = 2 // Resource.resource
+	sotwResourcesField  = 2 // DiscoveryResponse.resources
+	anyValueField       = 2 // Any.value
+)
+
+func (c responseCodec) Marshal(v any) (mem.BufferSlice, error) {
+	var out mem.BufferSlice
+	var err error
+	switch m := v.(type) {
+	case *discovery.DeltaDiscoveryResponse:
+		out, err = marshalDelta(m)
+	case *discovery.DiscoveryResponse:
+		out, err = marshalSotW(m)
+	}
+	if out == nil && err == nil {
+		return c.CodecV2.Marshal(v)
+	}
+	return out, err
+}
+
+// marshalDelta is m in pieces, or nil when none of its resources is large.
+func marshalDelta(m *discovery.DeltaDiscoveryResponse) (mem.BufferSlice, error) {
+	large := false
+	for _, r := range m.GetResources() {
+		large = large || isLarge(r.GetResource())
+	}
+	if !large {
+		return nil, nil
+	}
+	before, after, err := around(m, deltaResourcesField)
+	if err != nil {
+		return nil, err
+	}
+	p := &pieces{cur: before}
+	for _, r := range m.GetResources() {
+		p.cur = protowire.AppendTag(p.cur, deltaResourcesField, protowire.BytesType)
+		if !isLarge(r.GetResource()) {
+			if p.cur, err = appendMessage(p.cur, r); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		rBefore, rAfter, err := around(r, resourceAnyField)
+		if err != nil {
+			return nil, err
+		}
+		a := r.GetResource()
+		anySize := sizeOfAny(a)
+		p.cur = protowire.AppendVarint(p.cur, uint64(len(rBefore)+protowire.SizeTag(resourceAnyField)+protowire.SizeBytes(anySize)+len(rAfter)))
+		p.cur = append(p.cur, rBefore...)
+		p.cur = protowire.AppendTag(p.cur, resourceAnyField, protowire.BytesType)
+		p.cur = protowire.AppendVarint(p.cur, uint64(anySize))
+		p.any(a)
+		p.cur = append(p.cur, rAfter...)
+	}
+	p.cur = append(p.cur, after...)
+	return p.done(), nil
+}
+
+// marshalSotW is m in pieces, or nil when none of its resources is large.
+func marshalSotW(m *discovery.DiscoveryResponse) (mem.BufferSlice, error) {
+	large := false
+	for _, a := range m.GetResources() {
+		large = large || isLarge(a)
+	}
+	if !large {
+		return nil, nil
+	}
+	before, after, err := around(m, sotwResourcesField)
+	if err != nil {
+		return nil, err
+	}
+	p := &pieces{cur: before}
+	for _, a := range m.GetResources() {
+		p.cur = protowire.AppendTag(p.cur, sotwResourcesField, protowire.BytesType)
+		if !isLarge(a) {
+			if p.cur, err = appendMessage(p.cur, a); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		p.cur = protowire.AppendVarint(p.cur, uint64(sizeOfAny(a)))
+		p.any(a)
+	}
+	p.cur = append(p.cur, after...)
+	return p.done(), nil
+}
+
+// isLarge says whether a is sent in place: its value is large and it has nothing
+// beyond its type URL and value, which any writes.
+func isLarge(a *anypb.Any) bool {
+	return len(a.GetValue()) >= inPlace && len(a.ProtoReflect().GetUnknown()) == 0
+}
+
+// sizeOfAny is the size of a's serialization (type URL and value; isLarge(a)).
+func sizeOfAny(a *anypb.Any) int {
+	n := protowire.SizeTag(anyValueField) + protowire.SizeBytes(len(a.GetValue()))
+	if a.GetTypeUrl() != "" {
+		n += protowire.SizeTag(1) + protowire.SizeBytes(len(a.GetTypeUrl()))
+	}
+	return n
+}
+
+// around serializes the fields of m numbered below field (before) and above it (after),
+// each as proto.Marshal would, which writes known fields in the order of their numbers
+// and unknown fields last. Messages with unknown fields are not split: they are
+// refused, which the responses the server builds never have.
+func around(m proto.Message, field protoreflect.FieldNumber) (before, after []byte, err error) {
+	src := m.ProtoReflect()
+	if len(src.GetUnknown()) > 0 {
+		return nil, nil, fmt.Errorf("xds: %s has unknown fields", src.Descriptor().FullName())
+	}
+	lo, hi := src.New(), src.New()
+	src.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+		switch {
+		case fd.Number() < field:
+			lo.Set(fd, v)
+		case fd.Number() > field:
+			hi.Set(fd, v)
+		}
+		return true
+	})
+	if before, err = proto.Marshal(lo.Interface()); err != nil {
+		return nil, nil, err
+	}
+	if after, err = proto.Marshal(hi.Interface()); err != nil {
+		return nil, nil, err
+	}
+	return before, after, nil
+}
+
+// appendMessage appends m's length and serialization to b.
+func appendMessage(b []byte, m proto.Message) ([]byte, error) {
+	size := proto.Size(m)
+	b = protowire.AppendVarint(b, uint64(size))
+	return proto.MarshalOptions{UseCachedSize: true}.MarshalAppend(b, m)
+}
+
+// pieces collects a serialization: bytes written (cur) and bytes referenced.
+type pieces struct {
+	out mem.BufferSlice
+	cur []byte
+}
+
+// any writes a's type URL and the header of its value, then references the value.
+func (p *pieces) any(a *anypb.Any) {
+	if a.GetTypeUrl() != "" {
+		p.cur = protowire.AppendTag(p.cur, 1, protowire.BytesType)
+		p.cur = protowire.AppendString(p.cur, a.GetTypeUrl())
+	}
+	p.cur = protowire.AppendTag(p.cur, anyValueField, protowire.BytesType)
+	p.cur = protowire.AppendVarint(p.cur, uint64(len(a.GetValue())))
+	p.flush()
+	p.out = append(p.out, mem.SliceBuffer(a.GetValue()))
+}
+
+func (p *pieces) flush() {
+	if len(p.cur) > 0 {
+		p.out = append(p.out, mem.SliceBuffer(p.cur))
+		p.cur = nil
+	}
+}
+
+func (p *pieces) done() mem.BufferSlice {
+	p.flush()
+	return p.out
+}
