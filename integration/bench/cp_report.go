@@ -51,7 +51,9 @@ func (r *report) controlplaneMarkdown() string {
 		"`gatehouse controlplane --resources DIR`; %s. As soon as its xDS port accepts, two delta ADS clients "+
 		"(`controlplane/xds/xdsbench`) subscribe to everything, as role `extauth` and as `gatehouse-system~gateway-proxy`. "+
 		"*Ready* is process start → the last resource of that role's first complete state received (n ExtAuthConfigs; n+1 clusters "+
-		"and endpoints, the listener and the route configuration). Then %d edits of each kind, one after the other: the file is rewritten "+
+		"and endpoints, the listener and the route configuration). The control plane is started %d times at each size, one after the other "+
+		"(each stopped before the next): the first table gives the start whose time to both roles' first complete state is the median, "+
+		"the second every start. The last start goes on: %d edits of each kind, one after the other: the file is rewritten "+
 		"(temporary file renamed over it) and timed until the resource's new version arrives on the already-connected stream (AuthConfig → "+
 		"its ExtAuthConfig, Upstream → its ClusterLoadAssignment, VirtualService → the route configuration). *Publish* is the "+
 		"control plane's own mean time in `xds.Server.Publish` per edit (both roles, from its `gatehouse_xds_publish_seconds`); "+
@@ -59,13 +61,21 @@ func (r *report) controlplaneMarkdown() string {
 		"the machine is (a 10 ms clock tick: per edit, an average over the edits); *others* is the share of the machine used by processes "+
 		"other than the control plane and the bench meanwhile, which stretches the wall-clock figures. RSS is "+
 		"VmRSS from /proc; *binary's pages* is the part of it that maps files (RssFile: the 180 MB executable's pages the process "+
-		"touched, shared with every process running it and dropped by the kernel first), *peak* the highest RSS until ready (VmHWM). Latencies are percentiles over the edits (nearest rank).\n\n", pin, c.Options.edits)
+		"touched, shared with every process running it and dropped by the kernel first), *peak* the highest RSS until ready (VmHWM). Latencies are percentiles over the edits (nearest rank).\n\n", pin, c.Options.starts, c.Options.edits)
 
 	b.WriteString("| services | ready: extauth | ready: proxy | control plane CPU until ready | others | RSS after start (binary's pages) | peak RSS until ready | RSS after the edits |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range c.Scales {
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.0f%% | %s (%s) | %s | %s |\n", s.N, msShort(s.ReadyExtauth), msShort(s.ReadyProxy),
 			msShort(s.CPUReady), 100*s.OtherReady, mb(s.RSSReady), mb(s.FileReady), mb(s.PeakReady), mb(s.RSSEdited))
 	}
+	b.WriteString("\n<details><summary>Every start</summary>\n\n| services | start | ready: extauth | ready: proxy | control plane CPU until ready | others | peak RSS until ready |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range c.Scales {
+		for i, st := range s.Starts {
+			fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %.0f%% | %s |\n", s.N, i+1, msShort(st.ReadyExtauth), msShort(st.ReadyProxy),
+				msShort(st.CPUReady), 100*st.OtherReady, mb(st.PeakReady))
+		}
+	}
+	b.WriteString("\n</details>\n")
 	b.WriteString("\n| services | edit | edits | p50 | p99 | max | control plane CPU per edit | Publish per edit | others |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range c.Scales {
 		for _, e := range s.Edits {
@@ -99,8 +109,12 @@ func (c *cpResult) targetsMarkdown() string {
 		note = fmt.Sprintf(" (the targets are for %d services; this run's largest size is %d)", cpTargetScaleFloor, s.N)
 	}
 	fmt.Fprintf(&b, "Targets at %d services%s:\n\n", s.N, note)
-	fmt.Fprintf(&b, "- process start → first complete state of both roles < 2 s: %s (%s)\n", msShort(max(s.ReadyExtauth, s.ReadyProxy)),
-		met(max(s.ReadyExtauth, s.ReadyProxy) < cpReadyTarget))
+	starts := make([]string, len(s.Starts))
+	for i, st := range s.Starts {
+		starts[i] = msShort(st.ready())
+	}
+	fmt.Fprintf(&b, "- process start → first complete state of both roles < 2 s: %s, the median of %d starts (%s) (%s)\n", msShort(s.ready()),
+		len(s.Starts), strings.Join(starts, ", "), met(s.ready() < cpReadyTarget))
 	for _, e := range s.Edits {
 		p50, p99 := e.Latencies.Percentile(50), e.Latencies.Percentile(99)
 		fmt.Fprintf(&b, "- %s edit → stream p50 < 30 ms: %s (%s); p99 < 100 ms: %s (%s)\n", e.Kind, msShort(p50), met(p50 < cpP50Target), msShort(p99), met(p99 < cpP99Target))

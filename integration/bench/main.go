@@ -80,6 +80,7 @@ func main() {
 	flag.BoolVar(&o.plugin, "plugin", true, "load gatehouse and the bare server with ghz (the plugin section; -oidc needs it)")
 	flag.BoolVar(&o.cp, "controlplane", true, "measure gatehouse controlplane with real ADS clients (the controlplane section)")
 	flag.StringVar(&o.cpSizes, "cp-sizes", "1000,10000", "numbers of services the controlplane section generates, one run each; the largest also gets the churn and extauth")
+	flag.IntVar(&o.cpo.starts, "cp-starts", 3, "starts of the control plane timed per size (the median is judged; the last start goes on with the edits)")
 	flag.IntVar(&o.cpo.edits, "cp-edits", 100, "edits of each kind (AuthConfig, Upstream, VirtualService) timed per size")
 	flag.DurationVar(&o.cpo.churn, "cp-churn", time.Minute, "how long the churn of edits runs at the largest size; 0 skips it")
 	flag.IntVar(&o.cpo.churnRate, "cp-churn-rate", 10, "edits per second during the churn")
@@ -126,6 +127,8 @@ func (o *options) validate() error {
 		return errors.New("-oidc-profile profiles the OIDC section's cookie load: it needs -oidc")
 	case o.cpo.edits < 1:
 		return fmt.Errorf("-cp-edits %d: use at least 1", o.cpo.edits)
+	case o.cpo.starts < 1:
+		return fmt.Errorf("-cp-starts %d: use at least 1", o.cpo.starts)
 	case o.cpo.churn < 0 || o.cpo.churnRate < 1:
 		return fmt.Errorf("-cp-churn %s -cp-churn-rate %d: use a duration >= 0 and a rate >= 1", o.cpo.churn, o.cpo.churnRate)
 	}

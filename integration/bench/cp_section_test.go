@@ -1,0 +1,26 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+func TestMedianStartIsTheMiddleReadyTime(t *testing.T) {
+	start := func(extauth, proxy int) cpStart {
+		return cpStart{ReadyExtauth: time.Duration(extauth) * time.Millisecond, ReadyProxy: time.Duration(proxy) * time.Millisecond}
+	}
+	for _, c := range []struct {
+		starts []cpStart
+		want   time.Duration
+	}{
+		{[]cpStart{start(100, 900)}, 900 * time.Millisecond},
+		// Judged by the later of the two roles: 2.5 s, 1.9 s, 2.1 s.
+		{[]cpStart{start(2500, 2000), start(1500, 1900), start(1800, 2100)}, 2100 * time.Millisecond},
+		// Even: the lower of the two middle ones.
+		{[]cpStart{start(10, 40), start(10, 30), start(10, 20), start(10, 10)}, 20 * time.Millisecond},
+	} {
+		if got := medianStart(c.starts).ready(); got != c.want {
+			t.Errorf("medianStart(%v).ready() = %s, want %s", c.starts, got, c.want)
+		}
+	}
+}
