@@ -58,8 +58,11 @@ type Dir struct {
 	// another entry of the directory (a Kubernetes ..data swap, a symlinked folder)
 	// change what is read; without them, an editor's temporary files cost nothing.
 	linked map[string]bool
-	dirErr error
-	last   *Input
+	// pageCache says whether the directory is on a filesystem where a short read of
+	// a file is its end (shortReadIsEnd), as of its last listing.
+	pageCache bool
+	dirErr    error
+	last      *Input
 	// lastClean is true when last had neither a duplicate key nor a directory problem,
 	// so the next Input may be made by editing it.
 	lastClean bool

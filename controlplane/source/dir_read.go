@@ -64,7 +64,7 @@ func (d *Dir) scan(dirty map[string]bool) (changes []fileChange, all bool, err e
 		}
 		sort.Strings(toRead)
 	}
-	for i, r := range loadAll(toRead, d.files) {
+	for i, r := range loadAll(toRead, d.files, d.shortIsEnd) {
 		path := toRead[i]
 		var before []Resource
 		if st := d.files[path]; st != nil {
@@ -83,6 +83,7 @@ func (d *Dir) list() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resources directory %s: %w", d.Path, err)
 	}
+	d.pageCache = shortReadIsEnd(d.Path)
 	var out []string
 	clear(d.linked)
 	for _, e := range entries {
@@ -104,6 +105,11 @@ func (d *Dir) list() ([]string, error) {
 	sort.Strings(out)
 	return out, nil
 }
+
+// shortIsEnd says whether a short read of the resource file path is its end: the
+// directory is on a filesystem where that is so, and path is a file in it, not a
+// symbolic link (which may lead to another filesystem).
+func (d *Dir) shortIsEnd(path string) bool { return d.pageCache && !d.linked[path] }
 
 // stat is os.Stat of a resource file that also records whether it is a symlink.
 func (d *Dir) stat(path string) (os.FileInfo, error) {
@@ -143,11 +149,12 @@ type loaded struct {
 }
 
 // loadAll reads and decodes files, on every core: decoding is most of the time the
-// first read of a large directory takes.
-func loadAll(paths []string, known map[string]*fileState) []loaded {
+// first read of a large directory takes. shortIsEnd says, of a path, whether a short
+// read of it is its end (fileReader).
+func loadAll(paths []string, known map[string]*fileState, shortIsEnd func(string) bool) []loaded {
 	out := make([]loaded, len(paths))
 	if len(paths) == 1 {
-		out[0] = load(&fileReader{}, paths[0], known[paths[0]])
+		out[0] = load(&fileReader{}, paths[0], known[paths[0]], shortIsEnd(paths[0]))
 		return out
 	}
 	next := make(chan int)
@@ -158,7 +165,7 @@ func loadAll(paths []string, known map[string]*fileState) []loaded {
 			defer wg.Done()
 			var r fileReader
 			for i := range next {
-				out[i] = load(&r, paths[i], known[paths[i]])
+				out[i] = load(&r, paths[i], known[paths[i]], shortIsEnd(paths[i]))
 			}
 		}()
 	}
@@ -172,8 +179,8 @@ func loadAll(paths []string, known map[string]*fileState) []loaded {
 
 // load reads (with r) and decodes one file; st is what it held before (nil if new),
 // only read. Nothing decoded refers to the bytes read, which r reuses.
-func load(r *fileReader, path string, st *fileState) loaded {
-	data, err := r.read(path)
+func load(r *fileReader, path string, st *fileState, shortIsEnd bool) loaded {
+	data, err := r.read(path, shortIsEnd)
 	if err != nil {
 		return loaded{problems: []Problem{{Origin: path, Message: "cannot be read: " + err.Error()}}}
 	}

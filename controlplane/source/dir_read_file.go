@@ -12,9 +12,14 @@ import (
 // a new buffer, an os.File and its finalizer per file, which for the tens of
 // thousands of small files of a start was a fifth of reading them. What read returns
 // is valid until the next read; errors read as os.ReadFile's.
+//
+// With shortIsEnd (the file is on a filesystem where shortReadIsEnd), a read that
+// returns less than it asked for is the end of the file: without the read that would
+// return nothing, reading the 30,000 files of 10,000 services took 10-20 % less
+// (BenchmarkDecodeDir, pinned, alternating).
 type fileReader struct{ buf []byte }
 
-func (r *fileReader) read(path string) ([]byte, error) {
+func (r *fileReader) read(path string, shortIsEnd bool) ([]byte, error) {
 	var fd int
 	err := retryEINTR(func() (err error) {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
@@ -44,7 +49,12 @@ func (r *fileReader) read(path string) ([]byte, error) {
 			r.buf = data
 			return data, nil
 		}
+		short := n < cap(data)-len(data)
 		data = data[:len(data)+n]
+		if short && shortIsEnd {
+			r.buf = data
+			return data, nil
+		}
 	}
 }
 

@@ -7,4 +7,4 @@ import "os"
 // fileReader reads whole files (with os.ReadFile where there is no unix read).
 type fileReader struct{}
 
-func (*fileReader) read(path string) ([]byte, error) { return os.ReadFile(path) }
+func (*fileReader) read(path string, _ bool) ([]byte, error) { return os.ReadFile(path) }
