@@ -261,7 +261,9 @@ func (rl *role) diffAll(c *change, typ string, m map[string]types.Resource, old 
 }
 
 // newServed hashes res; the hash is its version, as go-control-plane computes it for
-// delta clients.
+// delta clients. The serialization hashed is kept for the responses: serializing each
+// resource a second time for its first response was ~0.1 s of a start at 10,000
+// services (the ExtAuthConfigs mostly), for ~6 MB of heap.
 func newServed(typ, name string, res types.Resource) (served, error) {
 	if res == nil {
 		return served{}, errors.New("nil resource")
@@ -271,7 +273,7 @@ func newServed(typ, name string, res types.Resource) (served, error) {
 		return served{}, fmt.Errorf("marshaling: %w", err)
 	}
 	v := cachev3.HashResource(b)
-	return served{res: res, version: func() string { return v }}, nil
+	return served{res: res, version: func() string { return v }, raw: b}, nil
 }
 
 // upsertHint is how many resources of r may be new: all of a type nothing of which is

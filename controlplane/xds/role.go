@@ -54,7 +54,10 @@ type served struct {
 	wire types.Resource
 	// version is the content hash, computed when first asked for.
 	version func() string
-	refs    []key
+	// raw is cached()'s serialization when it was made for the version (newServed), so
+	// that responses take it instead of serializing the resource again; nil otherwise.
+	raw  []byte
+	refs []key
 	// records, for a route configuration, locates its virtual hosts in wire's bytes,
 	// so that the next edit copies the unchanged ones as they are (routes_wire.go).
 	records *wireRecords
@@ -70,7 +73,7 @@ func (s served) cached() types.Resource {
 
 // wireResource is what the wildcard set is given for s.
 func (s served) wireResource() wireResource {
-	return wireResource{res: s.cached(), version: s.version}
+	return wireResource{res: s.cached(), version: s.version, raw: s.raw}
 }
 
 func (s *Server) newRole(name string) *role {

@@ -52,6 +52,7 @@ const maxLog = 4096
 type wireResource struct {
 	res     types.Resource
 	version func() string // the content hash, as go-control-plane's caches compute it
+	raw     []byte        // res serialized, when it already was; nil otherwise
 }
 
 type logged struct {
@@ -162,7 +163,11 @@ func (w *wildcardSet) respond(wt *wildcardWatch, evenIfEmpty bool) (bool, error)
 	// server hands it back as the returned resources of the next request, and nothing
 	// reads it meanwhile (the stream's watch is cancelled before its subscription is).
 	for _, c := range changed {
-		b, err := serialized(w.resources[c.name].res)
+		r := w.resources[c.name]
+		b, err := r.raw, error(nil)
+		if b == nil {
+			b, err = serialized(r.res)
+		}
 		if err != nil {
 			return false, fmt.Errorf("xds: %s %s: marshaling: %w", w.typeURL, c.name, err)
 		}
