@@ -113,3 +113,40 @@ func TestInProcessStepCostPrefersCPUTime(t *testing.T) {
 		})
 	}
 }
+
+func TestMedianInterval(t *testing.T) {
+	for _, c := range []struct {
+		xs            []float64
+		lo, hi, cover float64
+	}{
+		// Five rounds: no interval reaches 95 %; the widest, min to max, covers 1 − 2/32.
+		{[]float64{3, -7, 9, 4, 6}, -7, 9, 1 - 2.0/32},
+		// Fifteen: the 4th smallest to the 4th largest, 1 − 2·P(B(15, ½) ≤ 3) = 96.5 %.
+		{[]float64{3.08, -1.80, 1.00, 5.15, 0.57, -0.64, 4.03, 10.36, 2.23, -6.84, 0.51, -2.27, 2.74, 6.58, -8.06}, -1.80, 4.03, 1 - 2*(1+15+105+455)/32768.0},
+	} {
+		lo, hi, cover := medianInterval(c.xs)
+		if lo != c.lo || hi != c.hi || math.Abs(cover-c.cover) > 1e-9 {
+			t.Errorf("medianInterval(%v) = %v, %v, %.4f; want %v, %v, %.4f", c.xs, lo, hi, cover, c.lo, c.hi, c.cover)
+		}
+	}
+}
+
+func TestIntervalGoalVerdicts(t *testing.T) {
+	for _, c := range []struct {
+		rounds []float64
+		want   string
+	}{
+		{[]float64{0.2, 0.9, 0.5, 0.7, 0.1}, "met"},
+		{[]float64{1.2, 3, 2, 1.5, 4}, "**not met**"},
+		{[]float64{-6.87, 9.07, 4.36, 6.15, 2.33}, "**undecided**: the median's 94 % interval is -6.87 µs to 9.07 µs"},
+	} {
+		g := goal{What: "step", Target: 1, Unit: "µs", Rounds: c.rounds, Interval: true}
+		if got := g.verdict(); got != c.want {
+			t.Errorf("verdict of %v = %q, want %q", c.rounds, got, c.want)
+		}
+	}
+	// Without Interval, the median decides, as for the ratio goals.
+	if got := (goal{Target: 1.15, Unit: "×", Rounds: []float64{1.0, 1.3, 1.1}}).verdict(); got != "met" {
+		t.Errorf("median goal verdict = %q, want met", got)
+	}
+}

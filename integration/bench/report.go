@@ -114,7 +114,9 @@ func (r *report) measured(more string) string {
 
 func (r *report) writeLoad(b *strings.Builder) {
 	b.WriteString("**Goals.** Each ratio is gatehouse's figure over the bare server's in the same round; a goal is " +
-		"judged on the median of the rounds.\n\n")
+		"judged on the median of the rounds, except the per-step cost under load, a difference of two ratios whose rounds scatter " +
+		"by several times its 1 µs target: it is judged on the median's confidence interval (distribution-free, from the rounds' " +
+		"order), met when the interval is within the target, not met when it is above, undecided otherwise.\n\n")
 	writeGoals(b, r.goals())
 	pin := fmt.Sprintf("Both servers run under `taskset -c %s` (so Go gives each GOMAXPROCS=1) and ghz under "+
 		"`taskset -c %s`, so the load generator never takes the server's CPU", serverCPU, clientCPU)
