@@ -18,17 +18,23 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, one that no
+// other FreePort or testbin.FreeAddr of this process returned.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	_, port, err := net.SplitHostPort(testbin.FreeAddr(t))
 	if err != nil {
 		t.Fatalf("harness: free port: %v", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		t.Fatalf("harness: free port: %v", err)
+	}
+	return n
 }
 
 // Dir is the integration folder of the repository.

@@ -142,15 +142,45 @@ func goBuild(root string, args ...string) error {
 	return nil
 }
 
-// FreeAddr returns a 127.0.0.1 address with a port that was free a moment ago.
+// FreeAddr returns a 127.0.0.1 address with a port that was free a moment ago and that
+// no other FreeAddr (or harness.FreePort) of this process returned.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := ports.free(func() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") })
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return addr
+}
+
+// ports are the ports FreeAddr returned in this process. Once its listener is closed,
+// the kernel may hand the same port out again: two of one test's addresses on one port
+// left a process of TestReadmeControlPlaneSession unable to listen, once, in CI.
+var ports = &handedOut{seen: map[int]bool{}}
+
+type handedOut struct {
+	mu   sync.Mutex
+	seen map[int]bool
+}
+
+// free is the address of a listener listen opens (and free closes) on a port not
+// returned before.
+func (h *handedOut) free(listen func() (net.Listener, error)) (string, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for range 1000 {
+		l, err := listen()
+		if err != nil {
+			return "", err
+		}
+		addr := l.Addr().(*net.TCPAddr)
+		l.Close()
+		if !h.seen[addr.Port] {
+			h.seen[addr.Port] = true
+			return addr.String(), nil
+		}
+	}
+	return "", errors.New("testbin: every free port the kernel offered was handed out before")
 }
 
 // Process is a running command whose output is kept for the test log.
