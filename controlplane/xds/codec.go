@@ -2,6 +2,7 @@ package xds
 
 import (
 	"fmt"
+	"slices"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/encoding"
@@ -51,9 +52,9 @@ func (c responseCodec) Marshal(v any) (mem.BufferSlice, error) {
 	var err error
 	switch m := v.(type) {
 	case *discovery.DeltaDiscoveryResponse:
-		out, err = marshalDelta(m)
+		out, err = inPieces(m, deltaResourcesField, m.GetResources(), (*discovery.Resource).GetResource)
 	case *discovery.DiscoveryResponse:
-		out, err = marshalSotW(m)
+		out, err = inPieces(m, sotwResourcesField, m.GetResources(), func(a *anypb.Any) *anypb.Any { return a })
 	}
 	if out == nil && err == nil {
 		return c.CodecV2.Marshal(v)
@@ -61,72 +62,53 @@ func (c responseCodec) Marshal(v any) (mem.BufferSlice, error) {
 	return out, err
 }
 
-// marshalDelta is m in pieces, or nil when none of its resources is large.
-func marshalDelta(m *discovery.DeltaDiscoveryResponse) (mem.BufferSlice, error) {
-	large := false
-	for _, r := range m.GetResources() {
-		large = large || isLarge(r.GetResource())
-	}
-	if !large {
+// inPieces is m, whose repeated field holds items, in pieces, or nil when no item's
+// Any is large. anyOf is an item's Any: the item itself in a state-of-the-world
+// response, its resource field in a delta one.
+func inPieces[E proto.Message](m proto.Message, field protoreflect.FieldNumber, items []E, anyOf func(E) *anypb.Any) (mem.BufferSlice, error) {
+	if !slices.ContainsFunc(items, func(e E) bool { return isLarge(anyOf(e)) }) {
 		return nil, nil
 	}
-	before, after, err := around(m, deltaResourcesField)
+	before, after, err := around(m, field)
 	if err != nil {
 		return nil, err
 	}
 	p := &pieces{cur: before}
-	for _, r := range m.GetResources() {
-		p.cur = protowire.AppendTag(p.cur, deltaResourcesField, protowire.BytesType)
-		if !isLarge(r.GetResource()) {
-			if p.cur, err = appendMessage(p.cur, r); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		rBefore, rAfter, err := around(r, resourceAnyField)
-		if err != nil {
+	for _, e := range items {
+		p.cur = protowire.AppendTag(p.cur, field, protowire.BytesType)
+		if err := p.item(e, anyOf(e)); err != nil {
 			return nil, err
 		}
-		a := r.GetResource()
-		anySize := sizeOfAny(a)
-		p.cur = protowire.AppendVarint(p.cur, uint64(len(rBefore)+protowire.SizeTag(resourceAnyField)+protowire.SizeBytes(anySize)+len(rAfter)))
-		p.cur = append(p.cur, rBefore...)
-		p.cur = protowire.AppendTag(p.cur, resourceAnyField, protowire.BytesType)
-		p.cur = protowire.AppendVarint(p.cur, uint64(anySize))
-		p.any(a)
-		p.cur = append(p.cur, rAfter...)
 	}
 	p.cur = append(p.cur, after...)
 	return p.done(), nil
 }
 
-// marshalSotW is m in pieces, or nil when none of its resources is large.
-func marshalSotW(m *discovery.DiscoveryResponse) (mem.BufferSlice, error) {
-	large := false
-	for _, a := range m.GetResources() {
-		large = large || isLarge(a)
-	}
-	if !large {
-		return nil, nil
-	}
-	before, after, err := around(m, sotwResourcesField)
-	if err != nil {
-		return nil, err
-	}
-	p := &pieces{cur: before}
-	for _, a := range m.GetResources() {
-		p.cur = protowire.AppendTag(p.cur, sotwResourcesField, protowire.BytesType)
-		if !isLarge(a) {
-			if p.cur, err = appendMessage(p.cur, a); err != nil {
-				return nil, err
-			}
-			continue
-		}
+// item writes the length and serialization of e, whose Any is a: e as it is when a is
+// small, a in place when e is a, and otherwise e's other fields around a in place.
+func (p *pieces) item(e proto.Message, a *anypb.Any) error {
+	var err error
+	switch {
+	case !isLarge(a):
+		p.cur, err = appendMessage(p.cur, e)
+		return err
+	case e == proto.Message(a):
 		p.cur = protowire.AppendVarint(p.cur, uint64(sizeOfAny(a)))
 		p.any(a)
+		return nil
 	}
+	before, after, err := around(e, resourceAnyField)
+	if err != nil {
+		return err
+	}
+	anySize := sizeOfAny(a)
+	p.cur = protowire.AppendVarint(p.cur, uint64(len(before)+protowire.SizeTag(resourceAnyField)+protowire.SizeBytes(anySize)+len(after)))
+	p.cur = append(p.cur, before...)
+	p.cur = protowire.AppendTag(p.cur, resourceAnyField, protowire.BytesType)
+	p.cur = protowire.AppendVarint(p.cur, uint64(anySize))
+	p.any(a)
 	p.cur = append(p.cur, after...)
-	return p.done(), nil
+	return nil
 }
 
 // isLarge says whether a is sent in place: its value is large and it has nothing
