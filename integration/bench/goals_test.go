@@ -22,10 +22,12 @@ func TestGoals(t *testing.T) {
 			m(2, "gatehouse", "allow", 45*us, 0), m(2, "bare", "allow", 30*us, 0),
 			m(3, "bare", "allow", 40*us, 0), m(3, "gatehouse", "allow", 44*us, 0),
 			m(1, "bare", "deny", 30*us, 0), m(1, "gatehouse", "deny", 36*us, 0),
-			// chain3 against its own bare run: the machine was slower in round 3
-			// (bare 40 → 50), which the per-step estimate must not count.
-			m(1, "bare", "chain3", 30*us, 0), m(1, "gatehouse", "chain3", 36*us, 0),
-			m(3, "bare", "chain3", 50*us, 0), m(3, "gatehouse", "chain3", 57.5*1000*time.Nanosecond, 0),
+			// The three-step chain is a ratio in the tables, not a goal.
+			m(1, "bare", "chain3", 30*us, 0), m(1, "gatehouse", "chain3", 99*us, 0),
+			// The long chain against its own bare run: the machine was slower in
+			// round 3 (bare 40 → 50), which the per-step estimate must not count.
+			m(1, "bare", longChainPath, 30*us, 0), m(1, "gatehouse", longChainPath, 63*us, 0),
+			m(3, "bare", longChainPath, 50*us, 0), m(3, "gatehouse", longChainPath, 75*us, 0),
 			// a round without the bare server counts for no ratio
 			m(4, "gatehouse", "deny", 99*us, 0),
 		},
@@ -42,6 +44,7 @@ func TestGoals(t *testing.T) {
 		Rounds []float64
 		Met    bool
 	}
+	further := float64(longChainSteps - 1)
 	var got []row
 	for _, g := range r.goals() {
 		got = append(got, row{g.Rounds, g.Met()})
@@ -49,11 +52,13 @@ func TestGoals(t *testing.T) {
 	want := []row{
 		{Rounds: []float64{1.1, 1.5, 1.1}, Met: true}, // allow: median 1.10
 		{Rounds: []float64{1.2}, Met: false},          // deny
-		// per step under load: round 1 (1.2 - 1.1) × 30 / 2, round 3 (1.15 - 1.1) × 40 / 2
-		{Rounds: []float64{1.5, 1.0}, Met: false}, // median 1.25 µs
-		{Rounds: []float64{1.1}, Met: false},      // in process: (5100 - 2900) / 2 ns
-		{Rounds: []float64{20}, Met: true},        // allocations: exactly the target
-		{Rounds: []float64{1.5}, Met: false},      // p99 at the fixed rate
+		// per step under load, over the further steps of the long chain: round 1
+		// (2.1 - 1.1) × 30 / further, round 3 (1.5 - 1.1) × 40 / further; median
+		// 23 µs / further
+		{Rounds: []float64{30 / further, 16 / further}, Met: further >= 23},
+		{Rounds: []float64{1.1}, Met: false}, // in process: (5100 - 2900) / 2 ns
+		{Rounds: []float64{20}, Met: true},   // allocations: exactly the target
+		{Rounds: []float64{1.5}, Met: false}, // p99 at the fixed rate
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("goals() mismatch (-want +got):\n%s", diff)

@@ -114,8 +114,8 @@ func (r *report) measured(more string) string {
 
 func (r *report) writeLoad(b *strings.Builder) {
 	b.WriteString("**Goals.** Each ratio is gatehouse's figure over the bare server's in the same round; a goal is " +
-		"judged on the median of the rounds, except the per-step cost under load, a difference of two ratios whose rounds scatter " +
-		"by several times its 1 µs target: it is judged on the median's confidence interval (distribution-free, from the rounds' " +
+		"judged on the median of the rounds, except the per-step cost under load, a difference of two ratios over the long chain's " +
+		"further steps whose rounds scatter by about its 1 µs target: it is judged on the median's confidence interval (distribution-free, from the rounds' " +
 		"order), met when the interval is within the target, not met when it is above, undecided otherwise.\n\n")
 	writeGoals(b, r.goals())
 	pin := fmt.Sprintf("Both servers run under `taskset -c %s` (so Go gives each GOMAXPROCS=1) and ghz under "+
@@ -127,9 +127,10 @@ func (r *report) writeLoad(b *strings.Builder) {
 	fmt.Fprintf(b, "**Under load, pinned.** ghz → 127.0.0.1, one HTTP/2 connection, concurrency %d, %s per run, the bare server "+
 		"and gatehouse loaded alternately (bare first in odd rounds), %d round(s); figures are medians over the rounds. "+
 		"The request has ten headers and a %s deadline (Envoy's default ext_authz timeout); `x-required: alpha` is allowed, "+
-		"`x-required: nope` denied with 403, and `chain3` sends the allowed request through an AuthConfig with three "+
-		"required_header steps (the bare server answers OK to all). %s. CPU-µs/Check counts the server process only "+
-		"(/proc utime+stime over the run ÷ requests).\n\n", r.Concurrency, r.Duration, r.Rounds, envoyTimeout, pin)
+		"`x-required: nope` denied with 403, and `chain3` and `%s` send the allowed request through AuthConfigs with three "+
+		"and %d required_header steps (the bare server answers OK to all). %s. CPU-µs/Check counts the server process only "+
+		"(/proc utime+stime over the run ÷ requests).\n\n", r.Concurrency, r.Duration, r.Rounds, envoyTimeout,
+		longChainPath, longChainSteps, pin)
 	writeOthers(b, r.Runs)
 	writeSummary(b, summarize(r.Runs, pathNames()))
 	writeEveryRun(b, r.Runs, "path", nil)

@@ -22,13 +22,17 @@ const (
 	chainID  = "gatehouse-system.plugin-chain"
 )
 
+// longChainPath is the load through the long chain ("chain21").
+var longChainPath = fmt.Sprintf("chain%d", longChainSteps)
+
 // paths are the workloads of the plugin phase: the two decisions of the one-step
 // chain, by the x-required value that leads to each, and the allow of the three-step
-// chain (every step runs).
+// and the long chain (every step runs).
 var paths = []struct{ name, value, configID string }{
 	{name: "allow", value: "alpha", configID: configID},
 	{name: "deny", value: "nope", configID: configID},
 	{name: "chain3", value: "alpha", configID: chainID},
+	{name: longChainPath, value: "alpha", configID: "gatehouse-system." + longChainName},
 }
 
 // pathNames are the names of paths, the plugin phase's workloads.

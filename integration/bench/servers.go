@@ -12,48 +12,49 @@ import (
 
 // authConfigYAML is examples/default/auth_config.yaml, pinned here so that an edit
 // to the example cannot change what the benchmark measures: one RequiredHeader step;
-// and the same step three times over (each with its own config instance), which
-// shows what a further step of a chain costs.
-const authConfigYAML = `apiVersion: enterprise.gateway.gatehouse.dev/v1
+// then the same step three times over and longChainSteps times over (each with its
+// own config instance), which show what a further step of a chain costs.
+func authConfigYAML() string {
+	return chainYAML("plugin-auth", 1) + "---\n" + chainYAML("plugin-chain", 3) + "---\n" + chainYAML(longChainName, longChainSteps)
+}
+
+// longChainSteps is the length of the long chain. What a further step costs under
+// load is the slope from the one-step chain to it: the rounds of a ratio scatter by a
+// few percent of a ~60 µs Check, several µs, and a slope over twenty further steps
+// divides that by twenty, where the three-step chain divides it by two.
+const longChainSteps = 21
+
+// longChainName is the long chain's AuthConfig.
+var longChainName = fmt.Sprintf("plugin-chain-%d", longChainSteps)
+
+// chainYAML is the AuthConfig name with steps required_header steps, each allowing
+// "alpha" and a value of its own, so that every step runs for "alpha".
+func chainYAML(name string, steps int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: enterprise.gateway.gatehouse.dev/v1
 kind: AuthConfig
 metadata:
-  name: plugin-auth
+  name: %s
   namespace: gatehouse-system
 spec:
   configs:
-    - pluginAuth:
+`, name)
+	own := []string{"beta", "gamma", "delta"}
+	for i := range steps {
+		v := fmt.Sprintf("v%d", i)
+		if i < len(own) {
+			v = own[i]
+		}
+		fmt.Fprintf(&b, `    - pluginAuth:
         name: required_header
         exportedSymbolName: Plugin
         config:
           RequiredHeader: x-required
-          AllowedValues: [alpha, beta]
----
-apiVersion: enterprise.gateway.gatehouse.dev/v1
-kind: AuthConfig
-metadata:
-  name: plugin-chain
-  namespace: gatehouse-system
-spec:
-  configs:
-    - pluginAuth:
-        name: required_header
-        exportedSymbolName: Plugin
-        config:
-          RequiredHeader: x-required
-          AllowedValues: [alpha, beta]
-    - pluginAuth:
-        name: required_header
-        exportedSymbolName: Plugin
-        config:
-          RequiredHeader: x-required
-          AllowedValues: [alpha, gamma]
-    - pluginAuth:
-        name: required_header
-        exportedSymbolName: Plugin
-        config:
-          RequiredHeader: x-required
-          AllowedValues: [alpha, delta]
-`
+          AllowedValues: [alpha, %s]
+`, v)
+	}
+	return b.String()
+}
 
 // server is one ext_authz server under test.
 type server struct {
@@ -73,7 +74,7 @@ type servers struct {
 // answers a Check as expected.
 func startServers(ctx context.Context, procs *procSet, bins binaries, dir string, admin bool) (servers, error) {
 	cfg := filepath.Join(dir, "auth_config.yaml")
-	if err := os.WriteFile(cfg, []byte(authConfigYAML), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(authConfigYAML()), 0o644); err != nil {
 		return servers{}, err
 	}
 	addrs, err := freeAddrs(3)
