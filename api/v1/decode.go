@@ -28,8 +28,10 @@ type Set struct {
 	// Skipped counts documents of kinds this package does not know.
 	Skipped int
 
-	// Origins is where Add read each resource from ("<file>:<line>"), by pointer.
-	Origins map[any]string
+	// documents are where Add read each resource from (see Origin); origins indexes
+	// them by resource once asked.
+	documents []docOrigin
+	origins   map[any]string
 }
 
 // Secret returns the Secret with the given id ("<namespace>.<name>").

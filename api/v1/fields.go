@@ -29,7 +29,8 @@ func (e fieldError) Error() string { return e.path + ": " + e.msg }
 // takes other cases) and dates must be quoted where a string is wanted (json would
 // take the date rewritten as RFC 3339).
 func checkFields(root *yaml.Node, t reflect.Type) []fieldError {
-	var c checker
+	var steps [16]pathStep // deeper than any resource nests; append grows past it
+	c := checker{at: steps[:0]}
 	c.check(root, infoOf(t), root.Line)
 	return c.errs
 }
