@@ -124,7 +124,7 @@ func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error
 			cp.onSettings(s)
 		}
 	}})
-	cp.metrics = snapshots.NewMetrics(promReg, cp.pipeline.Stages)
+	cp.metrics = snapshots.NewMetrics(promReg, cp.pipeline.Overview)
 	cp.xds.Register(cp.grpc)
 	return cp, nil
 }
@@ -155,7 +155,7 @@ func (cp *controlplane) apply(in *source.Input) {
 	cp.runCtx = ctx
 	start := time.Now()
 	cp.pipeline.Apply(in)
-	st := cp.pipeline.Stages()
+	st := cp.pipeline.Overview()
 	_, tr := cp.tracer.Start(ctx, "controlplane.translate", trace.WithTimestamp(start))
 	tr.End(trace.WithTimestamp(start.Add(st.Translate)))
 	span.SetAttributes(attribute.Int64("version", int64(st.Version)))

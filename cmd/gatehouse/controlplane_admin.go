@@ -43,7 +43,7 @@ func controlplaneAdmin(cp *controlplane) http.Handler {
 	})
 	snapshots.Register(mux, cp.snapshotOptions())
 	mux.HandleFunc("GET /statuses", func(w http.ResponseWriter, _ *http.Request) {
-		edge := cp.pipeline.Stages().Edge
+		edge := cp.pipeline.Overview().Edge
 		w.Header().Set("Content-Type", "application/json")
 		if edge == nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -74,5 +74,5 @@ func registerPprof(mux *http.ServeMux) {
 
 // snapshotOptions are where the snapshot views of cp read from.
 func (cp *controlplane) snapshotOptions() snapshots.Options {
-	return snapshots.Options{Stages: cp.pipeline.Stages, Clients: cp.xds.Clients, Version: cp.xds.Version}
+	return snapshots.Options{Stages: cp.pipeline.Stages, Overview: cp.pipeline.Overview, Clients: cp.xds.Clients, Version: cp.xds.Version}
 }

@@ -100,7 +100,7 @@ func (k *kubeSource) Run(ctx context.Context, publish func(*source.Input)) error
 	}
 	go func() {
 		so := k.status
-		so.Edge = func() *validate.Edge { return k.pipeline.Stages().Edge }
+		so.Edge = func() *validate.Edge { return k.pipeline.Overview().Edge }
 		if err := k.WriteStatuses(ctx, so, k.leader); err != nil {
 			k.log.Error().Err(err).Msg("kube: status write-back stopped")
 		}

@@ -16,6 +16,7 @@ package pipeline
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -78,9 +79,10 @@ type Pipeline struct {
 	// logged holds the resources last logged as not Accepted.
 	logged map[source.Key]bool
 
-	mu      sync.Mutex // guards what follows
-	stages  Stages
-	rawEdge *validate.Edge // the last edge, without client statuses
+	mu      sync.Mutex               // guards what follows
+	stages  Stages                   // its XDS is nil until Stages copies xds
+	xds     map[string]xds.Resources // the last run's xds stage: maps the translation edits in place during a run
+	rawEdge *validate.Edge           // the last edge, without client statuses
 	nacks   nackBook
 }
 
@@ -90,8 +92,11 @@ func New(o Options) *Pipeline {
 		o.Publish = func(string, xds.Resources) error { return nil }
 	}
 	if o.PublishChanged == nil {
+		// Publish is handed a copy: the translation edits its maps in place and tells
+		// only PublishChanged which names it edited, while Publish takes a map it was
+		// handed before as unchanged.
 		publish := o.Publish
-		o.PublishChanged = func(role string, r xds.Resources, _ xds.Changed) error { return publish(role, r) }
+		o.PublishChanged = func(role string, r xds.Resources, _ xds.Changed) error { return publish(role, cloneResources(r)) }
 	}
 	return &Pipeline{o: o, valid: validate.New(), cache: translate.NewCache(), first: true, nacks: nackBook{}}
 }
@@ -143,7 +148,8 @@ func (p *Pipeline) Apply(in *source.Input) {
 	p.mu.Lock()
 	p.rawEdge = edge
 	p.nacks.forget(edge)
-	p.stages = Stages{Version: p.stages.Version + 1, Time: time.Now(), Translate: took, Input: in, Edge: p.nacks.apply(edge), Proxies: proxies, XDS: out, PublishErrors: perr, Nacks: p.nacks.list()}
+	p.stages = Stages{Version: p.stages.Version + 1, Time: time.Now(), Translate: took, Input: in, Edge: p.nacks.apply(edge), Proxies: proxies, PublishErrors: perr, Nacks: p.nacks.list()}
+	p.xds = out
 	p.mu.Unlock()
 
 	if s := edge.Accepted.Settings; p.first || s != p.sets {
@@ -155,11 +161,40 @@ func (p *Pipeline) Apply(in *source.Input) {
 	}
 }
 
-// Stages returns the last run's stages.
+// Stages returns the last run's stages. Its xds stage is a copy, made by the first
+// call after a run (the translation edits the maps it hands the xDS server in place,
+// so that an edit costs what it touches), and waits for a run in progress: what needs
+// no xds stage asks Overview, which does neither.
 func (p *Pipeline) Stages() Stages {
+	p.run.Lock()
+	defer p.run.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.stages.XDS == nil && p.xds != nil {
+		p.stages.XDS = make(map[string]xds.Resources, len(p.xds))
+		for role, r := range p.xds {
+			p.stages.XDS[role] = cloneResources(r)
+		}
+	}
 	return p.stages
+}
+
+// Overview returns the last run's stages without the xds stage (XDS is nil), at once.
+func (p *Pipeline) Overview() Stages {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := p.stages
+	st.XDS = nil
+	return st
+}
+
+// cloneResources is a copy of r whose maps of each type are copies too.
+func cloneResources(r xds.Resources) xds.Resources {
+	out := make(xds.Resources, len(r))
+	for typ, m := range r {
+		out[typ] = maps.Clone(m)
+	}
+	return out
 }
 
 // logStatuses logs every status that changed: Warnings and Rejections when they appear

@@ -12,6 +12,9 @@ import (
 type Options struct {
 	// Stages returns the pipeline's last stages.
 	Stages func() pipeline.Stages
+	// Overview, when set, returns them without the xds stage (pipeline.Overview), at
+	// once: the views other than /snapshots/xds read it instead of Stages.
+	Overview func() pipeline.Stages
 	// Clients, when set, returns the open xDS streams.
 	Clients func() []xds.Client
 	// Version, when set, returns the version a resource is served at.
@@ -43,11 +46,15 @@ func Register(mux *http.ServeMux, o Options) {
 			}
 		})
 	}
-	serve("/snapshots/input", func(*http.Request) (Envelope, error) { return Input(o.Stages()) })
-	serve("/snapshots/edge", func(*http.Request) (Envelope, error) { return Edge(o.Stages()) })
-	serve("/snapshots/proxies", func(*http.Request) (Envelope, error) { return Proxies(o.Stages()) })
+	overview := o.Stages
+	if o.Overview != nil {
+		overview = o.Overview
+	}
+	serve("/snapshots/input", func(*http.Request) (Envelope, error) { return Input(overview()) })
+	serve("/snapshots/edge", func(*http.Request) (Envelope, error) { return Edge(overview()) })
+	serve("/snapshots/proxies", func(*http.Request) (Envelope, error) { return Proxies(overview()) })
 	serve("/snapshots/xds", func(r *http.Request) (Envelope, error) {
 		return XDS(o.Stages(), r.URL.Query().Get("role"), o.Version, clients())
 	})
-	serve("/snapshots/health", func(*http.Request) (Envelope, error) { return Health(o.Stages(), clients()) })
+	serve("/snapshots/health", func(*http.Request) (Envelope, error) { return Health(overview(), clients()) })
 }

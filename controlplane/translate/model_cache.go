@@ -10,6 +10,10 @@ type modelCache[M comparable, B any] struct {
 	// added and removed are the model values of the last update that were built, or
 	// are gone.
 	added, removed []M
+	// builtOnly is set where the caller reads built, added and removed, not what
+	// update returns (ExtAuthConfigs, clusters): an edit then copies no slice of
+	// results (at 10,000 services, 80 KB an edit).
+	builtOnly bool
 }
 
 // update returns what models build to, in order, and whether it differs from the last
@@ -24,7 +28,10 @@ func (c *modelCache[M, B]) update(models []M, build func(M) B, rebuild func(M) b
 	}
 	// Slices shifted (or some values must be rebuilt): match by value.
 	keep := make(map[M]bool, len(models))
-	out := make([]B, len(models))
+	var out []B
+	if !c.builtOnly {
+		out = make([]B, len(models))
+	}
 	for i, m := range models {
 		keep[m] = true
 		b, ok := c.built[m]
@@ -33,7 +40,9 @@ func (c *modelCache[M, B]) update(models []M, build func(M) B, rebuild func(M) b
 			c.built[m] = b
 			c.added = append(c.added, m)
 		}
-		out[i] = b
+		if out != nil {
+			out[i] = b
+		}
 	}
 	for m := range c.built {
 		if !keep[m] {
@@ -61,7 +70,10 @@ func (c *modelCache[M, B]) updateInPlace(models []M, build func(M) B) ([]B, bool
 		c.models = models
 		return c.out, false
 	}
-	out := slices.Clone(c.out)
+	var out []B
+	if !c.builtOnly {
+		out = slices.Clone(c.out)
+	}
 	for _, o := range olds {
 		if !slices.Contains(news, o) {
 			delete(c.built, o)
@@ -75,7 +87,9 @@ func (c *modelCache[M, B]) updateInPlace(models []M, build func(M) B) ([]B, bool
 			c.built[m] = b
 			c.added = append(c.added, m)
 		}
-		out[at[k]] = b
+		if out != nil {
+			out[at[k]] = b
+		}
 	}
 	c.models, c.out = models, out
 	return out, true

@@ -34,7 +34,10 @@ type Changed map[string][]string
 // PublishChanged is Publish told what changed: for a type in changed, only the names
 // listed are looked at, so an edit costs what it touches however many resources the
 // role has; every other resource of that type must be the one handed in the previous
-// call for the role (the same pointer, or gone from both). A type not in changed is
+// call for the role (the same pointer, or gone from both). So a type's map may be the
+// one handed before, edited in place since, when every name edited is listed (the
+// translation does so, to spare copying maps of ten thousand entries per edit): the
+// server reads r only during the call. Resources themselves are never modified. A type not in changed is
 // compared in full, unless its map is the one last published. The first Publish of a
 // role, and the one after a refused Publish, compare in full whatever changed says.
 func (s *Server) PublishChanged(roleName string, r Resources, changed Changed) error {
@@ -108,11 +111,12 @@ func (rl *role) diff(r Resources, changed Changed) (*change, []error) {
 	c := &change{upsert: make(map[key]served, rl.upsertHint(r)), remove: map[key]served{}, repoint: map[key]types.Resource{}, parts: map[string]partEdit{}, routes: map[string]*routeDelta{}, desired: r}
 	var errs []error
 	for _, typ := range roleTypes(rl.name) {
-		if rl.same(typ, r[typ]) {
+		names, told := changed[typ]
+		if !told && rl.same(typ, r[typ]) {
 			continue // handed again as published: nothing in it changed or went
 		}
 		old := rl.served[typ]
-		if names, ok := changed[typ]; ok {
+		if told {
 			seen := make(map[string]bool, len(names))
 			for _, name := range names {
 				if seen[name] {

@@ -83,3 +83,44 @@ func TestPublishChangedLooksAtTheNamesListed(t *testing.T) {
 		t.Errorf("a cluster listed and gone is still served at version %q", v)
 	}
 }
+
+// TestPublishChangedTakesAMapEditedInPlace: the map handed before, edited in place
+// since, is looked at for the names listed as changed (the translation hands its maps
+// so, to spare a copy of ten thousand entries per edit), and, like any map handed
+// again, taken as unchanged by a Publish that is not told what changed.
+func TestPublishChangedTakesAMapEditedInPlace(t *testing.T) {
+	svc1, svc2 := xdstest.ID(1), xdstest.ID(2)
+	s := xds.NewServer(xds.Options{Log: zerolog.Nop()})
+	r := xdstest.Proxy(3)
+	if err := s.PublishChanged(xds.DefaultProxyRole, r, nil); err != nil {
+		t.Fatal(err)
+	}
+	version := func(id string) string { return s.Version(xds.DefaultProxyRole, xds.ClusterType, id) }
+	before1, before2 := version(svc1), version(svc2)
+
+	c := xdstest.Cluster(svc1)
+	c.ConnectTimeout = durationpb.New(3 * time.Second)
+	r[xds.ClusterType][svc1] = c // the same map
+	if err := s.PublishChanged(xds.DefaultProxyRole, r, xds.Changed{xds.ClusterType: {svc1}}); err != nil {
+		t.Fatal(err)
+	}
+	if version(svc1) == before1 {
+		t.Error("a cluster edited in place and listed as changed kept its version")
+	}
+
+	c = xdstest.Cluster(svc2)
+	c.ConnectTimeout = durationpb.New(4 * time.Second)
+	r[xds.ClusterType][svc2] = c
+	if err := s.Publish(xds.DefaultProxyRole, r); err != nil {
+		t.Fatal(err)
+	}
+	if version(svc2) != before2 {
+		t.Error("Publish looked into a map it was handed before")
+	}
+	if err := s.PublishChanged(xds.DefaultProxyRole, r, xds.Changed{xds.ClusterType: {svc2}}); err != nil {
+		t.Fatal(err)
+	}
+	if version(svc2) == before2 {
+		t.Error("a cluster edited in place and listed as changed kept its version")
+	}
+}

@@ -36,10 +36,10 @@ type role struct {
 	// and routeRefs what each references (route_refs.go).
 	vhosts    map[string]vhostMemo
 	routeRefs map[string]refCounts
-	// given is the map of each type of the last Resources published. Resources must
-	// not be modified once published, so the same map handed again (as the
-	// translation does for a type where nothing changed) is skipped without looking
-	// at its ten thousand names.
+	// given is the map of each type of the last Resources published. The same map
+	// handed again to Publish, or to PublishChanged for a type it is not told changed
+	// (as the translation does for a type where nothing changed), is skipped without
+	// looking at its ten thousand names.
 	// (The maps are kept, not their addresses, so an address is never reused.)
 	given map[string]map[string]types.Resource
 	// refused is set when the last Publish was refused: what the next one is told
