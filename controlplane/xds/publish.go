@@ -37,9 +37,10 @@ type Changed map[string][]string
 // call for the role (the same pointer, or gone from both). So a type's map may be the
 // one handed before, edited in place since, when every name edited is listed (the
 // translation does so, to spare copying maps of ten thousand entries per edit): the
-// server reads r only during the call. Resources themselves are never modified. A type not in changed is
-// compared in full, unless its map is the one last published. The first Publish of a
-// role, and the one after a refused Publish, compare in full whatever changed says.
+// server reads r only during the call. Resources themselves are never modified. A
+// type not in changed is compared in full, unless its map is the one last published.
+// The first Publish of a role, and the one after a refused Publish, compare in full
+// whatever changed says, and whatever maps they are handed.
 func (s *Server) PublishChanged(roleName string, r Resources, changed Changed) error {
 	start := time.Now()
 	if err := checkRole(roleName); err != nil {
@@ -68,6 +69,9 @@ func (s *Server) PublishChanged(roleName string, r Resources, changed Changed) e
 	}
 	rl.refused = len(errs) > 0
 	if len(errs) > 0 {
+		// The next call compares in full: no map is taken as the one published, since
+		// one edited in place since is the same map.
+		rl.given = nil
 		s.metrics.publishFailed(roleName)
 		return fmt.Errorf("xds: publish %s: nothing published: %w", roleName, errors.Join(errs...))
 	}

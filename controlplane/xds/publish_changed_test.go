@@ -123,4 +123,23 @@ func TestPublishChangedTakesAMapEditedInPlace(t *testing.T) {
 	if version(svc2) == before2 {
 		t.Error("a cluster edited in place and listed as changed kept its version")
 	}
+
+	// A refused call (svc1 invalid), then svc1 fixed in place and nothing listed: the
+	// call after a refused one compares in full, the map it was handed before too.
+	before1 = version(svc1)
+	c = xdstest.Cluster(svc1)
+	c.ConnectTimeout = durationpb.New(-time.Second)
+	r[xds.ClusterType][svc1] = c
+	if err := s.PublishChanged(xds.DefaultProxyRole, r, xds.Changed{xds.ClusterType: {svc1}}); err == nil {
+		t.Fatal("an invalid cluster was published")
+	}
+	c = xdstest.Cluster(svc1)
+	c.ConnectTimeout = durationpb.New(5 * time.Second)
+	r[xds.ClusterType][svc1] = c
+	if err := s.PublishChanged(xds.DefaultProxyRole, r, xds.Changed{}); err != nil {
+		t.Fatal(err)
+	}
+	if version(svc1) == before1 {
+		t.Error("after a refused call, a cluster fixed in place in the same map was not published")
+	}
 }
