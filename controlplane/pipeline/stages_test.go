@@ -26,7 +26,8 @@ func TestStagesKeepTheirXDSStage(t *testing.T) {
 	before := p.Stages()
 	id := func(i int) string { return fmt.Sprintf("ns%02d.ac-%05d", i%10, i) }
 	ext := func(st pipeline.Stages, i int) any { return st.XDS[xds.RoleExtauth][xds.ExtAuthConfigType][id(i)] }
-	if ext(before, 7) == nil {
+	first := ext(before, 7)
+	if first == nil {
 		t.Fatalf("no ExtAuthConfig %s in the xds stage", id(7))
 	}
 
@@ -64,10 +65,10 @@ func TestStagesKeepTheirXDSStage(t *testing.T) {
 	readers.Wait()
 
 	after := p.Stages()
-	if ext(after, 7) == ext(before, 7) {
+	if ext(after, 7) == first {
 		t.Error("the xds stage after 30 edits of an AuthConfig holds its first ExtAuthConfig")
 	}
-	if got, want := ext(before, 7), before.XDS[xds.RoleExtauth][xds.ExtAuthConfigType][id(7)]; got != want {
+	if ext(before, 7) != first {
 		t.Error("the xds stage taken before the edits changed")
 	}
 	if len(after.XDS[xds.RoleExtauth][xds.ExtAuthConfigType]) != n {
