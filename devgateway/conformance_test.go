@@ -153,7 +153,7 @@ func confResources(t *testing.T, echoAddr, jwksAddr, extauthAddr string) xds.Res
 	}})
 	in := source.NewInput("test", res, nil)
 	pl.Apply(in)
-	for _, r := range pl.Stages().Edge.Resources {
+	for _, r := range pl.Stages().Edge.Resources.All() {
 		if st := r.Statuses[0]; st.State != validate.Accepted {
 			t.Fatalf("%s: %s %v", r.Key(), st.State, st.Reasons)
 		}

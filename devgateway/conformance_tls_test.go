@@ -59,7 +59,7 @@ func (r *tlsRun) apply(t *testing.T, yaml string) xds.Resources {
 		t.Fatal(probs)
 	}
 	r.pl.Apply(source.NewInput("test", res, nil))
-	for _, e := range r.pl.Stages().Edge.Resources {
+	for _, e := range r.pl.Stages().Edge.Resources.All() {
 		if st := e.Statuses[0]; st.State != validate.Accepted {
 			t.Fatalf("%s: %s %v", e.Key(), st.State, st.Reasons)
 		}

@@ -50,9 +50,8 @@ func controlplaneAdmin(cp *controlplane) http.Handler {
 			_ = json.NewEncoder(w).Encode(map[string]string{"error": "no resources read yet"})
 			return
 		}
-		out := make([]resourceStatus, 0, len(edge.Resources))
-		for i := range edge.Resources {
-			r := edge.Resources[i]
+		out := make([]resourceStatus, 0, edge.Resources.Len())
+		for r := range edge.Resources.Values() {
 			out = append(out, resourceStatus{
 				APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Origin: r.Origin,
 				State: r.State(), Statuses: r.Statuses, Serving: r.Serving != "",

@@ -51,7 +51,7 @@ func TestLeaderElection(t *testing.T) {
 	for _, pl := range []*plane{a, b} {
 		kubetest.Eventually(t, "upstream in the replica's edge", func() error {
 			if e := pl.p.Stages().Edge; e != nil {
-				for _, r := range e.Resources {
+				for _, r := range e.Resources.All() {
 					if r.Name == "backend" {
 						return nil
 					}

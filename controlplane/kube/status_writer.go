@@ -115,8 +115,7 @@ func (w *statusWriter) reconcile() {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for i := range edge.Resources {
-		r := edge.Resources[i]
+	for r := range edge.Resources.Values() {
 		k, ok := kindOf(r.Key())
 		if !ok || r.Origin != Origin(r.Kind, r.Namespace, r.Name) {
 			continue // a Secret, or a discovered Upstream: no object to write to

@@ -89,7 +89,7 @@ func render(t *testing.T, st pipeline.Stages) []byte {
 	for _, p := range st.Edge.Problems {
 		g.Problems = append(g.Problems, p.String())
 	}
-	for _, r := range st.Edge.Resources {
+	for _, r := range st.Edge.Resources.All() {
 		serving := "none"
 		switch r.Serving {
 		case r.Hash:

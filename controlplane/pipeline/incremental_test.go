@@ -1,8 +1,10 @@
 package pipeline_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"gatehouse.dev/gatehouse/controlplane/pipeline"
+	"gatehouse.dev/gatehouse/controlplane/pipeline/pipelinetest"
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/validate"
 	"gatehouse.dev/gatehouse/controlplane/xds"
@@ -142,7 +145,7 @@ func TestNackStatuses(t *testing.T) {
 	check := func(t *testing.T, want map[string][]validate.Status) {
 		t.Helper()
 		got := map[string][]validate.Status{}
-		for _, r := range p.Stages().Edge.Resources {
+		for _, r := range p.Stages().Edge.Resources.All() {
 			if len(r.Statuses) > 1 {
 				got[r.Key().String()] = r.Statuses
 			}
@@ -195,7 +198,7 @@ func TestNackDuringPublish(t *testing.T) {
 	p.Apply(decodeFile(t, basic))
 	nackNow = true
 	p.Apply(decodeEdited(t, basic, "{name: plugin-auth, namespace: gatehouse-system}", "{name: other, namespace: gatehouse-system}"))
-	for _, r := range p.Stages().Edge.Resources {
+	for _, r := range p.Stages().Edge.Resources.All() {
 		if r.Key().String() != "AuthConfig gatehouse-system.other" {
 			continue
 		}
@@ -205,4 +208,38 @@ func TestNackDuringPublish(t *testing.T) {
 		return
 	}
 	t.Fatal("no AuthConfig gatehouse-system.other in the edge")
+}
+
+// TestUpstreamEditKeepsTheListeners: the proxies stage after an edit of an Upstream
+// is the last one with its clusters replaced; its listeners, a pass over every
+// virtual host to make, are the same values. An AuthConfig edit keeps the proxies.
+func TestUpstreamEditKeepsTheListeners(t *testing.T) {
+	base := pipelinetest.Input(300)
+	p := pipeline.New(pipeline.Options{})
+	p.Apply(base)
+	before := p.Overview().Proxies
+	edited := pipelinetest.Replace(base, pipelinetest.Upstream(150, 9999))
+	p.Apply(edited)
+	after := p.Overview().Proxies
+	if len(before) != 1 || len(after) != 1 {
+		t.Fatalf("%d proxies, then %d; want one", len(before), len(after))
+	}
+	if !slices.Equal(before[0].Listeners, after[0].Listeners) {
+		t.Error("the listeners were made again for an Upstream edit")
+	}
+	if before[0].Clusters.Same(after[0].Clusters) {
+		t.Fatal("the clusters are the same list after an Upstream edit")
+	}
+	// The proxies are what a cold run makes of the same input.
+	cold := pipeline.New(pipeline.Options{})
+	cold.Apply(edited)
+	want, _ := json.Marshal(cold.Overview().Proxies)
+	got, _ := json.Marshal(after)
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("proxies after the edit differ from a cold run's (-cold +edit):\n%s", diff)
+	}
+	p.Apply(pipelinetest.Replace(edited, pipelinetest.AuthConfig(7, "edited")))
+	if again := p.Overview().Proxies; len(again) != 1 || again[0] != after[0] {
+		t.Error("an AuthConfig edit made the proxies again")
+	}
 }

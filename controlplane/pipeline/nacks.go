@@ -67,7 +67,7 @@ type concern struct {
 // route configuration (the VirtualServices its detail names, else all of them).
 func concerns(n xds.Nack, edge *validate.Edge) []concern {
 	index := map[string]*validate.Resource{}
-	for _, r := range edge.Resources {
+	for r := range edge.Resources.Values() {
 		if r.Serving != "" {
 			index[r.Kind+" "+r.ID()] = r
 		}
@@ -104,7 +104,7 @@ func concerns(n xds.Nack, edge *validate.Edge) []concern {
 		}
 	case xds.RouteType, xds.ListenerType:
 		var named, all []concern
-		for _, r := range edge.Resources {
+		for r := range edge.Resources.Values() {
 			if r.Kind != apiv1.KindVirtualService || r.Serving == "" {
 				continue
 			}
@@ -154,19 +154,21 @@ func (b *nackBook) forget(edge *validate.Edge) {
 }
 
 // apply returns edge with the client statuses added after validation's. edge itself is
-// returned when there are none; otherwise the resource list is copied and the
-// resources concerned replaced by copies: an Edge is never modified.
+// returned when there are none; otherwise the resources concerned are replaced by
+// copies in a copy of the list (which shares every chunk without one): an Edge is
+// never modified.
 func (b *nackBook) apply(edge *validate.Edge) *validate.Edge {
 	if len(b.byKey) == 0 {
 		return edge
 	}
 	out := *edge
-	out.Resources = append([]*validate.Resource(nil), edge.Resources...)
-	for i, r := range out.Resources {
-		byReporter := b.byKey[r.Key()]
-		if len(byReporter) == 0 {
+	resources := edge.Resources.Edit()
+	for k, byReporter := range b.byKey {
+		i, ok := edge.Index(k)
+		if !ok || len(byReporter) == 0 {
 			continue
 		}
+		r := edge.Resources.At(i)
 		c := *r
 		c.Statuses = append([]validate.Status(nil), r.Statuses...)
 		for _, reporter := range sortedKeys(byReporter) {
@@ -174,8 +176,9 @@ func (b *nackBook) apply(edge *validate.Edge) *validate.Edge {
 				c.Statuses = append(c.Statuses, ns.status)
 			}
 		}
-		out.Resources[i] = &c
+		resources.Set(i, &c)
 	}
+	out.Resources = resources.List()
 	return &out
 }
 

@@ -47,8 +47,7 @@ func Health(st pipeline.Stages, clients []xds.Client) (Envelope, error) {
 		Resources: []ResourceHealth{}, Serving: map[string]int{}, Problems: st.Edge.Problems,
 		Proxies: []string{}, PublishErrors: st.PublishErrors, Nacks: st.Nacks,
 	}
-	for i := range st.Edge.Resources {
-		r := st.Edge.Resources[i]
+	for r := range st.Edge.Resources.Values() {
 		state := r.State()
 		s.Counts[r.Kind+"/"+string(state)]++
 		if r.Serving != "" {

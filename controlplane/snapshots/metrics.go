@@ -53,8 +53,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	type ks struct{ kind, state string }
 	counts := map[ks]int{}
-	for i := range st.Edge.Resources {
-		r := st.Edge.Resources[i]
+	for r := range st.Edge.Resources.Values() {
 		counts[ks{r.Kind, string(r.State())}]++
 	}
 	for k, n := range counts {

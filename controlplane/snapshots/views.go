@@ -60,7 +60,7 @@ func Edge(st pipeline.Stages) (Envelope, error) {
 	}
 	s := status(st)
 	d := EdgeData{Resources: map[string][]*validate.Resource{}, Problems: st.Edge.Problems}
-	for _, r := range st.Edge.Resources {
+	for r := range st.Edge.Resources.Values() {
 		d.Resources[r.Kind] = append(d.Resources[r.Kind], r)
 		s.Counts[r.Kind+"/"+string(r.State())]++
 	}

@@ -12,6 +12,7 @@ import (
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
+	"gatehouse.dev/gatehouse/internal/chunked"
 )
 
 // ExtAuthConfigType is the type URL of ExtAuthConfig resources (xds.ExtAuthConfigType).
@@ -124,7 +125,7 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 		if p.Extauthz != nil {
 			key += "|" + p.Extauthz.Cluster + "|" + p.Extauthz.Timeout.String()
 		}
-		vhs, changed := lc.vhosts.update(l.VirtualHosts, func(vh *VirtualHost) *routev3.VirtualHost { return compact(EnvoyVirtualHost(vh)) }, nil)
+		vhs, changed := lc.vhosts.update(chunked.Of(l.VirtualHosts), func(vh *VirtualHost) *routev3.VirtualHost { return compact(EnvoyVirtualHost(vh)) }, nil)
 		for _, vh := range lc.vhosts.removed {
 			lc.options.count(vh, -1)
 		}
@@ -183,7 +184,7 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 			}
 		}
 	}
-	rc.secrets.update(p.Secrets, EnvoySecret, nil)
+	rc.secrets.update(chunked.Of(p.Secrets), EnvoySecret, nil)
 	for _, m := range rc.secrets.added {
 		note(resourcev3.SecretType, m.Name)
 	}
@@ -219,7 +220,7 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 		// Edited in place, every name edited noted (see Cache).
 		cds, eds := rc.cdsOut, rc.edsOut
 		if cds == nil {
-			cds, eds = make(map[string]types.Resource, len(p.Clusters)), make(map[string]types.Resource, len(p.Clusters))
+			cds, eds = make(map[string]types.Resource, p.Clusters.Len()), make(map[string]types.Resource, p.Clusters.Len())
 		}
 		for _, m := range rc.clusters.removed {
 			delete(cds, m.Name)
@@ -247,13 +248,13 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 
 // ExtAuthConfigs are the resources of the extauth role, named by config_id, and the
 // names that may differ from the previous call.
-func (c *Cache) ExtAuthConfigs(cfgs []*extauthv1.ExtAuthConfig) (map[string]types.Resource, []string) {
+func (c *Cache) ExtAuthConfigs(cfgs chunked.List[*extauthv1.ExtAuthConfig]) (map[string]types.Resource, []string) {
 	c.ext.update(cfgs, func(m *extauthv1.ExtAuthConfig) *extauthv1.ExtAuthConfig { return m }, nil)
 	var changed []string
 	if c.extOut == nil || len(c.ext.added)+len(c.ext.removed) > 0 {
 		out := c.extOut // edited in place, every name edited reported (see Cache)
 		if out == nil {
-			out = make(map[string]types.Resource, len(cfgs))
+			out = make(map[string]types.Resource, cfgs.Len())
 		}
 		for _, m := range c.ext.removed {
 			delete(out, m.GetConfigId())

@@ -1,6 +1,10 @@
 package translate
 
-import "time"
+import (
+	"time"
+
+	"gatehouse.dev/gatehouse/internal/chunked"
+)
 
 // The proxies model: what each gateway proxy serves, independent of Envoy's messages.
 // Model values are shared between stages and never modified once built.
@@ -10,7 +14,7 @@ type Proxy struct {
 	Role      string      `json:"role"`
 	Listeners []*Listener `json:"listeners"`
 	// Clusters are every accepted Upstream, in name order.
-	Clusters []*Cluster `json:"clusters"`
+	Clusters chunked.List[*Cluster] `json:"clusters"`
 	// Extauthz is the ext_authz filter; nil when its server's Upstream does not exist
 	// (then no route is secured: validation rejects those that would be).
 	Extauthz *Extauthz `json:"extauthz,omitempty"`

@@ -3,6 +3,8 @@ package translate
 import (
 	"slices"
 	"strings"
+
+	"gatehouse.dev/gatehouse/internal/chunked"
 )
 
 // DefaultProxyRole is the gateway proxy every VirtualService is served on (the API
@@ -13,9 +15,9 @@ const DefaultProxyRole = "gatehouse-system~gateway-proxy"
 type Accepted struct {
 	Settings Settings
 	// VirtualHosts are the accepted VirtualServices, in key order.
-	VirtualHosts []*VirtualHost
+	VirtualHosts chunked.List[*VirtualHost]
 	// Clusters are the accepted Upstreams, in key order.
-	Clusters []*Cluster
+	Clusters chunked.List[*Cluster]
 	// Extauthz is the cluster of Settings.ExtauthzServer, nil when it does not serve.
 	Extauthz *Cluster
 	// TLSCerts are the serving TLS Secrets, by id.
@@ -28,7 +30,7 @@ type Accepted struct {
 // and every accepted Upstream as a cluster.
 func Proxies(a Accepted) []*Proxy {
 	var plain, tls []*VirtualHost
-	for _, vh := range a.VirtualHosts {
+	for vh := range a.VirtualHosts.Values() {
 		if vh.TLSSecret != "" && a.TLSCerts[vh.TLSSecret] != nil {
 			tls = append(tls, vh)
 		} else if vh.TLSSecret == "" {
@@ -58,4 +60,17 @@ func Proxies(a Accepted) []*Proxy {
 		p.Extauthz = &Extauthz{Cluster: a.Extauthz.Name, Timeout: a.Settings.RequestTimeout}
 	}
 	return []*Proxy{p}
+}
+
+// ProxiesWithClusters is Proxies of an Accepted that differs from the one ps were made
+// of in its clusters only: ps with every proxy's clusters replaced (the listeners, a
+// pass over every virtual host to make, are kept). ps is left as it was.
+func ProxiesWithClusters(ps []*Proxy, clusters chunked.List[*Cluster]) []*Proxy {
+	out := make([]*Proxy, len(ps))
+	for i, p := range ps {
+		c := *p
+		c.Clusters = clusters
+		out[i] = &c
+	}
+	return out
 }

@@ -1,27 +1,39 @@
 package validate
 
 import (
+	"sort"
+
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/translate"
+	"gatehouse.dev/gatehouse/internal/chunked"
 )
 
 // Edge is the edge stage: every input resource with its statuses, and what serves.
-// It is never modified once returned; unchanged resources are shared between edges.
+// It is never modified once returned; unchanged resources, and the chunks of its lists
+// that hold only those, are shared between edges.
 type Edge struct {
 	// Resources are the input's resources, in its order, with their statuses.
-	Resources []*Resource `json:"resources"`
+	Resources chunked.List[*Resource] `json:"resources"`
 	// Problems are the input's problems (what could not be read).
 	Problems []source.Problem `json:"problems,omitempty"`
 	// Accepted is what serves, the input of the proxies stage.
 	Accepted translate.Accepted `json:"-"`
 	// ExtAuthConfigs are the translations of the serving AuthConfigs, in key order:
 	// what extauth is served (with resolved client secrets: never log them).
-	ExtAuthConfigs []*extauthv1.ExtAuthConfig `json:"-"`
+	ExtAuthConfigs chunked.List[*extauthv1.ExtAuthConfig] `json:"-"`
 	// Changed are the resources whose version or status changed in this run, and
 	// Removed the keys that left the input (for logs, and to forget client statuses).
 	Changed []*Resource  `json:"-"`
 	Removed []source.Key `json:"-"`
+}
+
+// Index is the position in Resources of the resource of k, found by a binary search
+// (they are in key order), and whether it is there.
+func (e *Edge) Index(k source.Key) (int, bool) {
+	n := e.Resources.Len()
+	i := sort.Search(n, func(i int) bool { return e.Resources.At(i).Key().Compare(k) >= 0 })
+	return i, i < n && e.Resources.At(i).Key() == k
 }
 
 // Validator computes the edge stage of successive Inputs. It remembers the last

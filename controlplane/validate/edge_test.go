@@ -9,8 +9,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"gatehouse.dev/gatehouse/controlplane/pipeline/pipelinetest"
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/validate"
+	"gatehouse.dev/gatehouse/internal/chunked"
 )
 
 const (
@@ -77,7 +79,7 @@ func input(t *testing.T, docs ...string) *source.Input {
 // summary is "<Kind> <id>: <state> (<serving>) <reasons>" per resource.
 func summary(e *validate.Edge) []string {
 	var out []string
-	for _, r := range e.Resources {
+	for _, r := range e.Resources.All() {
 		serving := "none"
 		switch r.Serving {
 		case r.Hash:
@@ -97,7 +99,7 @@ func summary(e *validate.Edge) []string {
 
 func servedVirtualHosts(e *validate.Edge) []string {
 	var out []string
-	for _, vh := range e.Accepted.VirtualHosts {
+	for _, vh := range e.Accepted.VirtualHosts.All() {
 		out = append(out, vh.Name+"="+strings.Join(vh.Domains, ","))
 	}
 	return out
@@ -256,13 +258,13 @@ func TestEdgeSharesWhatNeverChanges(t *testing.T) {
 	edge := validate.New().Validate(in)
 	i := 0
 	for r := range in.Resources.All() {
-		if edge.Resources[i].Resource != r {
+		if edge.Resources.At(i).Resource != r {
 			t.Errorf("edge resource %d (%s) is a copy of the Input's", i, r.Key())
 		}
 		i++
 	}
 	byName := map[string]*validate.Resource{}
-	for _, r := range edge.Resources {
+	for _, r := range edge.Resources.All() {
 		byName[r.Name] = r
 	}
 	nack := func(node string) validate.Status {
@@ -288,5 +290,88 @@ func TestEdgeSharesWhatNeverChanges(t *testing.T) {
 	}
 	if byName["bad"].State() != validate.Rejected {
 		t.Errorf("Upstream bad: %v; want Rejected", byName["bad"].Statuses)
+	}
+}
+
+// TestEditCopiesOnlyTheChunksItTouches: an edit's edge shares with the last one every
+// chunk of its lists that holds no resource the edit changed, rather than copies of
+// lists as long as the input (0.2 MB an edit at 10,000 services), and lists the edit
+// does not concern are the same lists.
+func TestEditCopiesOnlyTheChunksItTouches(t *testing.T) {
+	const n = 1000 // 3,001 resources: a dozen chunks
+	base := pipelinetest.Input(n)
+	for _, tt := range []struct {
+		name string
+		obj  any
+		// The lists of what serves that the edit replaces an element of.
+		clusters, exts, vhosts bool
+	}{
+		{name: "authconfig", obj: pipelinetest.AuthConfig(n/2, "edited"), exts: true},
+		{name: "upstream", obj: pipelinetest.Upstream(n/2, 9999), clusters: true},
+		{name: "virtualservice", obj: pipelinetest.VirtualService(n/2, "/edited"), vhosts: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := validate.New()
+			before := v.Validate(base)
+			after := v.Validate(pipelinetest.Replace(base, tt.obj))
+			if len(after.Changed) == 0 {
+				t.Fatal("the edit changed nothing")
+			}
+			touched := map[int]bool{}
+			for _, r := range after.Changed {
+				i, ok := after.Index(r.Key())
+				if !ok || after.Resources.At(i) != r {
+					t.Fatalf("%s is not at its place in the edge", r.Key())
+				}
+				touched[i/chunked.Size] = true
+			}
+			shared, chunks := chunked.Shared(before.Resources, after.Resources)
+			if chunks < 10 || shared != chunks-len(touched) {
+				t.Errorf("resources: %d of %d chunks shared, want all but the %d holding a changed resource", shared, chunks, len(touched))
+			}
+			oneChunk := func(name string, edited bool, same bool, shared, chunks int) {
+				t.Helper()
+				switch {
+				case !edited && !same:
+					t.Errorf("%s: not the same list, though the edit replaces none of it", name)
+				case edited && shared != chunks-1:
+					t.Errorf("%s: %d of %d chunks shared, want all but one", name, shared, chunks)
+				}
+			}
+			shared, chunks = chunked.Shared(before.Accepted.Clusters, after.Accepted.Clusters)
+			oneChunk("clusters", tt.clusters, before.Accepted.Clusters.Same(after.Accepted.Clusters), shared, chunks)
+			shared, chunks = chunked.Shared(before.ExtAuthConfigs, after.ExtAuthConfigs)
+			oneChunk("ExtAuthConfigs", tt.exts, before.ExtAuthConfigs.Same(after.ExtAuthConfigs), shared, chunks)
+			shared, chunks = chunked.Shared(before.Accepted.VirtualHosts, after.Accepted.VirtualHosts)
+			oneChunk("virtual hosts", tt.vhosts, before.Accepted.VirtualHosts.Same(after.Accepted.VirtualHosts), shared, chunks)
+			// The last edge is left as it was: the resource edited there is the one
+			// of the Input before.
+			k := after.Changed[0].Key()
+			i, _ := before.Index(k)
+			old, _ := base.Resources.Get(k)
+			if before.Resources.At(i).Resource != old {
+				t.Errorf("the edge before the edit now holds another version of %s", k)
+			}
+		})
+	}
+}
+
+// TestIndexFindsEveryResource: Index finds each resource at its place, and says a key
+// absent from the edge is absent.
+func TestIndexFindsEveryResource(t *testing.T) {
+	edge := validate.New().Validate(pipelinetest.Input(300))
+	for i, r := range edge.Resources.All() {
+		if got, ok := edge.Index(r.Key()); !ok || got != i {
+			t.Fatalf("Index(%s) = %d, %v; want %d, true", r.Key(), got, ok, i)
+		}
+	}
+	for _, k := range []source.Key{
+		{APIVersion: "core.gatehouse.dev/v1", Kind: "Upstream", Namespace: "ns00", Name: "absent"},
+		{APIVersion: "a", Kind: "Upstream", Name: "before everything"},
+		{APIVersion: "zzz", Kind: "Upstream", Name: "after everything"},
+	} {
+		if i, ok := edge.Index(k); ok {
+			t.Errorf("Index(%s) = %d, true; want absent", k, i)
+		}
 	}
 }

@@ -118,10 +118,10 @@ func TestIncrementalMatchesFull(t *testing.T) {
 func describeEdge(e *validate.Edge) []string {
 	out := summary(e)
 	out = append(out, servedVirtualHosts(e)...)
-	for _, c := range e.Accepted.Clusters {
+	for _, c := range e.Accepted.Clusters.All() {
 		out = append(out, fmt.Sprintf("cluster %s %v", c.Name, c.Hosts))
 	}
-	for _, c := range e.ExtAuthConfigs {
+	for _, c := range e.ExtAuthConfigs.All() {
 		out = append(out, fmt.Sprintf("config %s %v", c.GetConfigId(), c.GetRequestTimeout().AsDuration()))
 	}
 	if e.Accepted.Extauthz != nil {

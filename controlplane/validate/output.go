@@ -6,6 +6,7 @@ import (
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/translate"
+	"gatehouse.dev/gatehouse/internal/chunked"
 )
 
 // output assembles the Edge: the last one patched where entries were invalidated,
@@ -29,30 +30,29 @@ func (v *Validator) output(in *source.Input) *Edge {
 
 // outputAll is output's pass over every entry, which places them for patch.
 func (v *Validator) outputAll(in *source.Input) *Edge {
-	out := &Edge{Resources: make([]*Resource, len(v.aligned)), Problems: in.Problems}
+	out := &Edge{Problems: in.Problems}
 	out.Accepted.Settings = v.settings
-	if last := v.edge; last != nil {
-		out.Accepted.Clusters = make([]*translate.Cluster, 0, len(last.Accepted.Clusters)+1)
-		out.Accepted.VirtualHosts = make([]*translate.VirtualHost, 0, len(last.Accepted.VirtualHosts)+1)
-		out.ExtAuthConfigs = make([]*extauthv1.ExtAuthConfig, 0, len(last.ExtAuthConfigs)+1)
-	}
+	var resources chunked.Builder[*Resource]
+	var clusters chunked.Builder[*translate.Cluster]
+	var vhosts chunked.Builder[*translate.VirtualHost]
+	var exts chunked.Builder[*extauthv1.ExtAuthConfig]
 	for i, e := range v.aligned {
 		if e.out == nil {
 			e.out = e.resource()
 			out.Changed = append(out.Changed, e.out)
 		}
-		out.Resources[i] = e.out
+		resources.Append(e.out)
 		e.pos, e.kind = int32(i), e.outKind()
 		switch e.kind {
 		case outCluster:
-			e.slot = int32(len(out.Accepted.Clusters))
-			out.Accepted.Clusters = append(out.Accepted.Clusters, e.cluster)
+			e.slot = int32(clusters.Len())
+			clusters.Append(e.cluster)
 		case outVirtualHost:
-			e.slot = int32(len(out.Accepted.VirtualHosts))
-			out.Accepted.VirtualHosts = append(out.Accepted.VirtualHosts, e.vh)
+			e.slot = int32(vhosts.Len())
+			vhosts.Append(e.vh)
 		case outExtAuthConfig:
-			e.slot = int32(len(out.ExtAuthConfigs))
-			out.ExtAuthConfigs = append(out.ExtAuthConfigs, e.ext)
+			e.slot = int32(exts.Len())
+			exts.Append(e.ext)
 		case outTLSCert:
 			if out.Accepted.TLSCerts == nil {
 				out.Accepted.TLSCerts = map[string]*translate.TLSCert{}
@@ -60,14 +60,17 @@ func (v *Validator) outputAll(in *source.Input) *Edge {
 			out.Accepted.TLSCerts[e.tls.Name] = e.tls
 		}
 	}
+	out.Resources, out.ExtAuthConfigs = resources.List(), exts.List()
+	out.Accepted.Clusters, out.Accepted.VirtualHosts = clusters.List(), vhosts.List()
 	return out
 }
 
 // patch is the last edge with the invalidated entries made again, sharing every list
-// they do not change (the edge is never modified once returned); nil when entries
-// came or went, or one joins or leaves a list, or concerns a TLS certificate: then
-// places shift, and outputAll places them again. An edit of one resource costs what
-// it touches, not a pass over ten thousands of entries.
+// they do not change, and every chunk of the lists they change but the chunks they
+// are in (the edge is never modified once returned: see chunked.List); nil when
+// entries came or went, or one joins or leaves a list, or concerns a TLS certificate:
+// then places shift, and outputAll places them again. An edit of one resource costs
+// what it touches, not a pass over, or a copy of, lists of ten thousands of entries.
 func (v *Validator) patch(in *source.Input) *Edge {
 	last := v.edge
 	if last == nil || v.moved || v.Full {
@@ -79,34 +82,25 @@ func (v *Validator) patch(in *source.Input) *Edge {
 		}
 	}
 	slices.SortFunc(v.dirty, func(a, b *entry) int { return int(a.pos - b.pos) })
-	out := &Edge{Resources: last.Resources, Problems: in.Problems, Accepted: last.Accepted, ExtAuthConfigs: last.ExtAuthConfigs}
+	out := &Edge{Problems: in.Problems, Accepted: last.Accepted}
 	out.Accepted.Settings = v.settings
-	if len(v.dirty) > 0 {
-		out.Resources = slices.Clone(last.Resources)
-	}
-	var clusters, vhosts, exts bool // the lists copied
+	resources, exts := last.Resources.Edit(), last.ExtAuthConfigs.Edit()
+	clusters, vhosts := last.Accepted.Clusters.Edit(), last.Accepted.VirtualHosts.Edit()
 	for _, e := range v.dirty {
 		e.out = e.resource()
 		out.Changed = append(out.Changed, e.out)
-		out.Resources[e.pos] = e.out
-		switch {
-		case e.kind == outCluster && out.Accepted.Clusters[e.slot] != e.cluster:
-			if !clusters {
-				out.Accepted.Clusters, clusters = slices.Clone(out.Accepted.Clusters), true
-			}
-			out.Accepted.Clusters[e.slot] = e.cluster
-		case e.kind == outVirtualHost && out.Accepted.VirtualHosts[e.slot] != e.vh:
-			if !vhosts {
-				out.Accepted.VirtualHosts, vhosts = slices.Clone(out.Accepted.VirtualHosts), true
-			}
-			out.Accepted.VirtualHosts[e.slot] = e.vh
-		case e.kind == outExtAuthConfig && out.ExtAuthConfigs[e.slot] != e.ext:
-			if !exts {
-				out.ExtAuthConfigs, exts = slices.Clone(out.ExtAuthConfigs), true
-			}
-			out.ExtAuthConfigs[e.slot] = e.ext
+		resources.Set(int(e.pos), e.out)
+		switch e.kind {
+		case outCluster:
+			clusters.Set(int(e.slot), e.cluster)
+		case outVirtualHost:
+			vhosts.Set(int(e.slot), e.vh)
+		case outExtAuthConfig:
+			exts.Set(int(e.slot), e.ext)
 		}
 	}
+	out.Resources, out.ExtAuthConfigs = resources.List(), exts.List()
+	out.Accepted.Clusters, out.Accepted.VirtualHosts = clusters.List(), vhosts.List()
 	return out
 }
 

@@ -51,7 +51,7 @@ func TestGeneratedResourcesAreAccepted(t *testing.T) {
 	p := pipeline.New(pipeline.Options{Log: zerolog.Nop(), Publish: srv.Publish})
 	p.Apply(in)
 	st := p.Stages()
-	for _, r := range st.Edge.Resources {
+	for _, r := range st.Edge.Resources.All() {
 		if r.State() != validate.Accepted {
 			t.Errorf("%s: %s %v", r.Key(), r.State(), r.Statuses)
 		}

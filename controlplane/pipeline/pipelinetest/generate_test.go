@@ -44,7 +44,7 @@ func TestWriteDirReadsBackAsInput(t *testing.T) {
 	p := pipeline.New(pipeline.Options{})
 	p.Apply(got)
 	st := p.Stages()
-	for _, r := range st.Edge.Resources {
+	for _, r := range st.Edge.Resources.All() {
 		if r.State() != validate.Accepted {
 			t.Errorf("%s: %+v", r.Key(), r.Statuses)
 		}
