@@ -153,8 +153,11 @@ func (ch *churnResult) markdown(n int) string {
 
 func goBenchLinesMarkdown(lines []goBenchLine) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**In process.** `go test -run '^$' -bench '%s' -benchmem -benchtime %dx %s` (nothing pinned).\n\n",
-		cpGoBenchPattern, cpGoBenchIterations, strings.Join(cpGoBenchPackages, " "))
+	var cmds []string
+	for _, r := range cpGoBenchRuns {
+		cmds = append(cmds, fmt.Sprintf("`go test -run '^$' -bench '%s' -benchmem -benchtime %dx %s`", r.pattern, r.iterations, strings.Join(cpGoBenchPackages, " ")))
+	}
+	fmt.Fprintf(&b, "**In process.** %s (nothing pinned).\n\n", strings.Join(cmds, " and "))
 	b.WriteString("| package | benchmark | time/op | MB/op | allocs/op | other |\n|---|---|---:|---:|---:|---|\n")
 	for _, l := range lines {
 		var other []string
