@@ -37,6 +37,24 @@ func msShort(d time.Duration) string {
 	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
 }
 
+// opTime is a benchmark's time per operation: in µs below a millisecond (an edit's
+// translation takes tens of them), else as msShort.
+func opTime(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+	}
+	return msShort(d)
+}
+
+// opBytes is a benchmark's memory allocated per operation: in KB below a megabyte,
+// else in MB.
+func opBytes(b float64) string {
+	if b < 1<<20 {
+		return fmt.Sprintf("%.0f KB", b/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MB", b/(1<<20))
+}
+
 // controlplaneMarkdown is the generated part of the control-plane section.
 func (r *report) controlplaneMarkdown() string {
 	c := r.Controlplane
@@ -158,7 +176,7 @@ func goBenchLinesMarkdown(lines []goBenchLine) string {
 		cmds = append(cmds, fmt.Sprintf("`go test -run '^$' -bench '%s' -benchmem -benchtime %dx %s`", r.pattern, r.iterations, strings.Join(cpGoBenchPackages, " ")))
 	}
 	fmt.Fprintf(&b, "**In process.** %s (nothing pinned).\n\n", strings.Join(cmds, " and "))
-	b.WriteString("| package | benchmark | time/op | MB/op | allocs/op | other |\n|---|---|---:|---:|---:|---|\n")
+	b.WriteString("| package | benchmark | time/op | memory/op | allocs/op | other |\n|---|---|---:|---:|---:|---|\n")
 	for _, l := range lines {
 		var other []string
 		for _, unit := range slices.Sorted(maps.Keys(l.Metrics)) {
@@ -166,8 +184,8 @@ func goBenchLinesMarkdown(lines []goBenchLine) string {
 				other = append(other, fmt.Sprintf("%g %s", l.Metrics[unit], unit))
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %.0f | %s |\n", strings.TrimPrefix(l.Package, "gatehouse.dev/gatehouse/"), l.Name,
-			msShort(time.Duration(l.Metrics["ns/op"])), l.Metrics["B/op"]/(1<<20), l.Metrics["allocs/op"], strings.Join(other, ", "))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %s |\n", strings.TrimPrefix(l.Package, "gatehouse.dev/gatehouse/"), l.Name,
+			opTime(time.Duration(l.Metrics["ns/op"])), opBytes(l.Metrics["B/op"]), l.Metrics["allocs/op"], strings.Join(other, ", "))
 	}
 	b.WriteString("\n")
 	return b.String()

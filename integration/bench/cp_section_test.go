@@ -24,3 +24,20 @@ func TestMedianStartIsTheMiddleReadyTime(t *testing.T) {
 		}
 	}
 }
+
+func TestOpFigures(t *testing.T) {
+	for _, tt := range []struct {
+		got, want string
+	}{
+		{opTime(31670 * time.Nanosecond), "32 µs"},
+		{opTime(3070288 * time.Nanosecond), "3.1 ms"},
+		{opTime(603 * time.Millisecond), "603 ms"},
+		{opBytes(21564), "21 KB"},
+		{opBytes(4938919), "4.7 MB"},
+		{opBytes(0), "0 KB"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}
