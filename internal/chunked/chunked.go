@@ -202,9 +202,6 @@ func (e *Editor[T]) Set(i int, v T) {
 	e.l.chunks[k][i%Size] = v
 }
 
-// At is the element at position i in the copy.
-func (e *Editor[T]) At(i int) T { return e.l.At(i) }
-
 // List is the copy. When no element was replaced it is the List edited (Same). The
 // Editor must not be used afterwards.
 func (e *Editor[T]) List() List[T] {
