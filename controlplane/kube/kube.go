@@ -47,6 +47,7 @@ type Source struct {
 	converted   map[source.Key]converted
 	discovered  map[string]discoveredService
 	last        *source.Input
+	writer      *statusWriter // WriteStatuses', for tests
 
 	// poke tells the status writer that the pipeline applied a new Input.
 	poke chan struct{}

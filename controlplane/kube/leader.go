@@ -36,6 +36,9 @@ func (s *Source) WriteStatuses(ctx context.Context, so StatusOptions, lo LeaderO
 		lo.LeaseDuration, lo.RenewDeadline, lo.RetryPeriod = 15*time.Second, 10*time.Second, 2*time.Second
 	}
 	w := newStatusWriter(s, so)
+	s.mu.Lock()
+	s.writer = w
+	s.mu.Unlock()
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: s.o.ControllerNamespace},
 		Client:     s.o.Client.CoordinationV1(),

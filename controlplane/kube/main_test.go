@@ -39,6 +39,12 @@ type plane struct {
 
 func startPlane(t *testing.T, ns, identity string, lease time.Duration) *plane {
 	t.Helper()
+	return startPlaneResync(t, ns, identity, lease, time.Second)
+}
+
+// startPlaneResync is startPlane with the status writer's Resync.
+func startPlaneResync(t *testing.T, ns, identity string, lease, resync time.Duration) *plane {
+	t.Helper()
 	client, dyn := env.Clients(t)
 	log := zerolog.New(zerolog.NewTestWriter(t)).With().Str("replica", identity).Logger()
 	srv := xds.NewServer(xds.Options{Log: log})
@@ -57,7 +63,7 @@ func startPlane(t *testing.T, ns, identity string, lease time.Duration) *plane {
 		defer close(pl.done)
 		go func() { _ = p.Run(ctx, src) }()
 		_ = src.WriteStatuses(ctx,
-			kube.StatusOptions{Edge: func() *validate.Edge { return p.Stages().Edge }, FieldManager: "gatehouse-" + identity, Resync: time.Second},
+			kube.StatusOptions{Edge: func() *validate.Edge { return p.Stages().Edge }, FieldManager: "gatehouse-" + identity, Resync: resync},
 			kube.LeaderOptions{Identity: identity, LeaseDuration: lease, RenewDeadline: lease * 2 / 3, RetryPeriod: lease / 7,
 				OnLeading: func(b bool) { pl.leading <- b }})
 	}()

@@ -123,3 +123,40 @@ func TestStatusWriteBack(t *testing.T) {
 		t.Errorf("status rewritten without a change: resourceVersion %s, then %s", settled.GetResourceVersion(), again.GetResourceVersion())
 	}
 }
+
+// TestStatusWriterComparesWhatAnEditChanged: on a new Input the status writer compares
+// the resources whose entry in the edge changed with their stored status, not every
+// resource (at 10,000 services a pass over all of them on every edit); the first pass
+// of a term compares them all.
+func TestStatusWriterComparesWhatAnEditChanged(t *testing.T) {
+	env.InstallCRDs(t)
+	const ns, n = "compared", 300 // more than a chunk of the edge's list
+	namespace(t, ns)
+	_, dyn := env.Clients(t)
+	ctx := context.Background()
+	upc := dyn.Resource(gvr("Upstream")).Namespace(ns)
+	name := func(i int) string { return fmt.Sprintf("up-%03d", i) }
+	for i := range n {
+		u := object(t, fmt.Sprintf(upstreamDoc, ns))
+		u.SetName(name(i))
+		if _, err := upc.Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No resync during the test: every comparison counted is a new Input's.
+	pl := startPlaneResync(t, ns, "only", 3*time.Second, time.Hour)
+	for i := range n {
+		waitStatus(t, "Upstream", ns, name(i), "Accepted", 1, "")
+	}
+	if got := kube.StatusesCompared(pl.src); got < n {
+		t.Fatalf("%d resources compared before the edit, want every one of the %d at least once", got, n)
+	}
+	before := kube.StatusesCompared(pl.src)
+	update(t, "Upstream", ns, name(n/2), func(u *unstructured.Unstructured) error {
+		return unstructured.SetNestedSlice(u.Object, []any{map[string]any{"addr": "127.0.0.1", "port": int64(10)}}, "spec", "static", "hosts")
+	})
+	waitStatus(t, "Upstream", ns, name(n/2), "Accepted", 2, "")
+	if got := kube.StatusesCompared(pl.src) - before; got < 1 || got > 10 {
+		t.Errorf("the edit of one Upstream of %d compared %d resources, want it and few others", n, got)
+	}
+}

@@ -1,0 +1,15 @@
+package kube
+
+// StatusesCompared is how many resources the status writer of s has compared with
+// their stored status entries so far; 0 before WriteStatuses.
+func StatusesCompared(s *Source) int {
+	s.mu.Lock()
+	w := s.writer
+	s.mu.Unlock()
+	if w == nil {
+		return 0
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.compared
+}
