@@ -125,9 +125,9 @@ func TestStatusWriteBack(t *testing.T) {
 }
 
 // TestStatusWriterComparesWhatAnEditChanged: on a new Input the status writer compares
-// the resources whose entry in the edge changed with their stored status, not every
-// resource (at 10,000 services a pass over all of them on every edit); the first pass
-// of a term compares them all.
+// the resources whose entry in the edge changed (edited or new) with their stored
+// status, not every resource (at 10,000 services a pass over all of them on every
+// Input); the first pass of a term compares them all.
 func TestStatusWriterComparesWhatAnEditChanged(t *testing.T) {
 	env.InstallCRDs(t)
 	const ns, n = "compared", 300 // more than a chunk of the edge's list
@@ -158,5 +158,16 @@ func TestStatusWriterComparesWhatAnEditChanged(t *testing.T) {
 	waitStatus(t, "Upstream", ns, name(n/2), "Accepted", 2, "")
 	if got := kube.StatusesCompared(pl.src) - before; got < 1 || got > 10 {
 		t.Errorf("the edit of one Upstream of %d compared %d resources, want it and few others", n, got)
+	}
+	// A new resource shifts the edge's lists: still only what is new is compared.
+	before = kube.StatusesCompared(pl.src)
+	u := object(t, fmt.Sprintf(upstreamDoc, ns))
+	u.SetName("up-added")
+	if _, err := upc.Create(ctx, u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitStatus(t, "Upstream", ns, "up-added", "Accepted", 1, "")
+	if got := kube.StatusesCompared(pl.src) - before; got < 1 || got > 10 {
+		t.Errorf("creating one Upstream beside %d compared %d resources, want it and few others", n, got)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/validate"
-	"gatehouse.dev/gatehouse/internal/chunked"
 )
 
 // StatusOptions configure the status write-back.
@@ -122,7 +121,7 @@ func (w *statusWriter) run(ctx context.Context, poke <-chan struct{}) {
 
 // reconcile queues every custom resource whose stored status entry differs: of every
 // resource when full, else of those whose entry in the edge is not the one last
-// reconciled (an edit's, or a NACK's; when resources came or went, every one).
+// reconciled (new, edited, or with a NACK's status).
 func (w *statusWriter) reconcile(full bool) {
 	edge := w.o.Edge()
 	inf := w.s.informers()
@@ -137,12 +136,8 @@ func (w *statusWriter) reconcile(full bool) {
 		if last == edge {
 			return
 		}
-		sameLength := chunked.Changes(last.Resources, edge.Resources, func(_ int, _, r *validate.Resource) {
-			w.compare(inf, r)
-		})
-		if sameLength {
-			return
-		}
+		edge.ChangedSince(last, func(r *validate.Resource) { w.compare(inf, r) })
+		return
 	}
 	for r := range edge.Resources.Values() {
 		w.compare(inf, r)

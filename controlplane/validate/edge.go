@@ -36,6 +36,38 @@ func (e *Edge) Index(k source.Key) (int, bool) {
 	return i, i < n && e.Resources.At(i).Key() == k
 }
 
+// ChangedSince calls f, in order, with every resource of e that old does not hold as
+// it is: new, or with another version or status (resources are compared as pointers:
+// an edge shares those that did not change with the one before it). Resources of old
+// that e no longer holds are not reported. When no resource came or went, the lists
+// are compared chunk by chunk (chunked.Changes: an edit costs the chunks it touched);
+// otherwise both are walked in key order.
+func (e *Edge) ChangedSince(old *Edge, f func(*Resource)) {
+	var changed []*Resource
+	shifted := false
+	sameLength := chunked.Changes(old.Resources, e.Resources, func(_ int, o, r *Resource) {
+		shifted = shifted || o.Key() != r.Key()
+		changed = append(changed, r)
+	})
+	if sameLength && !shifted {
+		for _, r := range changed {
+			f(r)
+		}
+		return
+	}
+	i, n := 0, old.Resources.Len()
+	for r := range e.Resources.Values() {
+		for i < n && old.Resources.At(i) != r && old.Resources.At(i).Key().Compare(r.Key()) < 0 {
+			i++ // gone from e
+		}
+		if i < n && old.Resources.At(i) == r {
+			i++
+			continue
+		}
+		f(r)
+	}
+}
+
 // Validator computes the edge stage of successive Inputs. It remembers the last
 // accepted version of every resource and, to be incremental, what each resource
 // references and serves: an Input that differs from the previous one in a few

@@ -375,3 +375,54 @@ func TestIndexFindsEveryResource(t *testing.T) {
 		}
 	}
 }
+
+// TestChangedSince: an edge reports, against the one before it, exactly the resources
+// it does not hold as they were (new, edited, or with another status), whether
+// resources were edited, added or removed.
+func TestChangedSince(t *testing.T) {
+	const n = 600 // 1,801 resources: several chunks
+	base := pipelinetest.Input(n)
+	with := func(put []any, remove ...source.Key) *source.Input {
+		var rs []source.Resource
+		for _, o := range put {
+			rs = append(rs, pipelinetest.Resource(o, "generated"))
+		}
+		return &source.Input{Source: base.Source, Resources: base.Resources.With(rs, remove)}
+	}
+	keyOf := func(o any) source.Key { r := pipelinetest.Resource(o, ""); return r.Key() }
+	upstream, authConfig := keyOf(pipelinetest.Upstream(n/2, 1)), keyOf(pipelinetest.AuthConfig(3, "x"))
+	for _, tt := range []struct {
+		name string
+		in   *source.Input
+	}{
+		{"nothing", base},
+		{"one edited", with([]any{pipelinetest.AuthConfig(n/2, "edited")})},
+		{"two edited, chunks apart", with([]any{pipelinetest.AuthConfig(1, "edited"), pipelinetest.Upstream(n-1, 1)})},
+		{"one added", with([]any{pipelinetest.Upstream(n+5, 1)})},
+		{"an Upstream removed, its VirtualService rejected", with(nil, upstream)},
+		{"added and removed", with([]any{pipelinetest.AuthConfig(n+1, "new")}, authConfig)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := validate.New()
+			before := v.Validate(base)
+			after := v.Validate(tt.in)
+			held := map[*validate.Resource]bool{}
+			for r := range before.Resources.Values() {
+				held[r] = true
+			}
+			var want, got []string
+			for r := range after.Resources.Values() {
+				if !held[r] {
+					want = append(want, r.Key().String())
+				}
+			}
+			after.ChangedSince(before, func(r *validate.Resource) { got = append(got, r.Key().String()) })
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("ChangedSince (-want +got):\n%s", diff)
+			}
+			if tt.name != "nothing" && len(got) == 0 {
+				t.Error("nothing reported")
+			}
+		})
+	}
+}
