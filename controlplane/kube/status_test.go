@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"gatehouse.dev/gatehouse/controlplane/kube"
+	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/internal/kubetest"
 )
 
@@ -169,5 +171,67 @@ func TestStatusWriterComparesWhatAnEditChanged(t *testing.T) {
 	waitStatus(t, "Upstream", ns, "up-added", "Accepted", 1, "")
 	if got := kube.StatusesCompared(pl.src) - before; got < 1 || got > 10 {
 		t.Errorf("creating one Upstream beside %d compared %d resources, want it and few others", n, got)
+	}
+}
+
+// TestInputsShareUnchangedResources: successive Inputs hand validation the same
+// resource for a version that did not change (a converted object, a Secret), rather
+// than a copy in each Input's list: validation keeps the resource of the Input a
+// version arrived in, and a copy kept that Input's whole list alive.
+func TestInputsShareUnchangedResources(t *testing.T) {
+	env.InstallCRDs(t)
+	const ns = "shared"
+	namespace(t, ns)
+	client, dyn := env.Clients(t)
+	ctx := context.Background()
+	upc := dyn.Resource(gvr("Upstream")).Namespace(ns)
+	if _, err := upc.Create(ctx, object(t, fmt.Sprintf(upstreamDoc, ns)), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tls", Namespace: ns}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{"tls.crt": []byte("not read here"), "tls.key": []byte("not read here")}}
+	if _, err := client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pl := startPlane(t, ns, "only", 3*time.Second)
+	keys := []source.Key{
+		{APIVersion: "core.gatehouse.dev/v1", Kind: "Upstream", Namespace: ns, Name: "backend"},
+		{APIVersion: "v1", Kind: "Secret", Namespace: ns, Name: "tls"},
+	}
+	held := func(in *source.Input) []*source.Resource {
+		var out []*source.Resource
+		for _, k := range keys {
+			if r, ok := in.Resources.Get(k); ok {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	var first *source.Input
+	kubetest.Eventually(t, "an Input with the Upstream and the Secret", func() error {
+		first = pl.src.Last()
+		if first == nil || len(held(first)) != len(keys) {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	other := object(t, fmt.Sprintf(upstreamDoc, ns))
+	other.SetName("other")
+	if _, err := upc.Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var next *source.Input
+	kubetest.Eventually(t, "an Input with the new Upstream", func() error {
+		next = pl.src.Last()
+		if _, ok := next.Resources.Get(source.Key{APIVersion: "core.gatehouse.dev/v1", Kind: "Upstream", Namespace: ns, Name: "other"}); !ok {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	a, b := held(first), held(next)
+	for i, k := range keys {
+		if i >= len(b) || a[i] != b[i] {
+			t.Errorf("%s: the next Input holds another resource for the same version", k)
+		}
 	}
 }

@@ -35,6 +35,12 @@ func NewResources(rs []Resource) Resources {
 	return newResources(ps)
 }
 
+// NewResourcesOf makes a set of the resources rs points to, which must be in key order
+// with each key once. It keeps rs and the resources: the caller must modify neither
+// afterwards. Successive sets may share resources (a source that remembers what it
+// decoded hands the same one to each Input while it does not change).
+func NewResourcesOf(rs []*Resource) Resources { return newResources(rs) }
+
 // newResources makes a set of rs, in key order with each key once, keeping rs and the
 // resources it points to.
 func newResources(rs []*Resource) Resources {

@@ -45,6 +45,9 @@ type bench struct {
 	// profile, when set, is where a CPU profile of the control plane during the
 	// VirtualServices phase is written.
 	profile string
+	// heapProfile, when set, is where the control plane's heap profile is written once
+	// every VirtualService's status is Accepted (when its resident memory is measured).
+	heapProfile string
 }
 
 func main() {
@@ -55,6 +58,7 @@ func main() {
 	flag.IntVar(&b.statusWorkers, "status-workers", 0, "the control plane's --status-workers (default: its own)")
 	flag.Float64Var(&b.statusQPS, "status-qps", 0, "the control plane's --status-qps (default: its own)")
 	flag.StringVar(&b.profile, "cpuprofile", "", "write a CPU profile of the control plane during the VirtualServices phase here")
+	flag.StringVar(&b.heapProfile, "heapprofile", "", "write the control plane's heap profile here once every VirtualService is Accepted")
 	flag.Parse()
 	if err := b.run(*services, *endpoints, *vss); err != nil {
 		fmt.Fprintln(os.Stderr, "kubebench:", err)

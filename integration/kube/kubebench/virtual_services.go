@@ -58,7 +58,27 @@ func (b *bench) applyVirtualServices(ctx context.Context, n, services int) error
 	}
 	fmt.Printf("%d VirtualServices: created by 16 writers in %v; every status Accepted %v after the first create (%v after the last)\n",
 		n, applied.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), (time.Since(start) - applied).Round(time.Millisecond))
-	return nil
+	return b.writeHeapProfile()
+}
+
+// writeHeapProfile writes the control plane's heap profile (its admin's /debug/pprof)
+// into b.heapProfile, when asked for.
+func (b *bench) writeHeapProfile() error {
+	if b.heapProfile == "" {
+		return nil
+	}
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/heap", b.admin))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(b.heapProfile)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(f, resp.Body)
+	return err
 }
 
 // waitStatuses waits until each of the n VirtualServices has an Accepted status entry
