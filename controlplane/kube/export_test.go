@@ -13,3 +13,10 @@ func StatusesCompared(s *Source) int {
 	defer w.mu.Unlock()
 	return w.compared
 }
+
+// IncrementalInputs is how many Inputs s made from the last one rather than anew.
+func IncrementalInputs(s *Source) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.incremental
+}

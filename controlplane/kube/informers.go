@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/controlplane/source"
 )
 
 // kind is one custom resource kind the source reads.
@@ -43,22 +44,40 @@ type informers struct {
 	hasSynced []cache.InformerSynced
 }
 
-func startInformers(ctx context.Context, o Options, notify func()) (*informers, error) {
+// startInformers starts the informers of o's namespaces. notify is told of every
+// change that matters: with the key of a custom resource added, changed or deleted, or
+// nil for any other object (a Service, an EndpointSlice, a Secret).
+func startInformers(ctx context.Context, o Options, notify func(*source.Key)) (*informers, error) {
 	namespaces := o.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
 	inf := &informers{crs: map[schema.GroupVersionResource][]cache.SharedIndexInformer{}}
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { notify() },
-		UpdateFunc: func(old, cur any) {
-			if !statusOnly(old, cur) {
-				notify()
-			}
-		},
-		DeleteFunc: func(any) { notify() },
+	handlerOf := func(key func(obj any) *source.Key) cache.ResourceEventHandler {
+		return cache.ResourceEventHandlerFuncs{
+			AddFunc: func(obj any) { notify(key(obj)) },
+			UpdateFunc: func(old, cur any) {
+				if !statusOnly(old, cur) {
+					notify(key(cur))
+				}
+			},
+			DeleteFunc: func(obj any) { notify(key(obj)) },
+		}
 	}
-	add := func(i cache.SharedIndexInformer) (cache.SharedIndexInformer, error) {
+	handler := handlerOf(func(any) *source.Key { return nil })
+	crHandler := func(k kind) cache.ResourceEventHandler {
+		return handlerOf(func(obj any) *source.Key {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return nil // not known: the next Input is made whole
+			}
+			return &source.Key{APIVersion: k.APIVersion, Kind: k.Kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+		})
+	}
+	add := func(i cache.SharedIndexInformer, handler cache.ResourceEventHandler) (cache.SharedIndexInformer, error) {
 		if err := i.SetTransform(stripManagedFields); err != nil {
 			return nil, fmt.Errorf("kube: %w", err)
 		}
@@ -71,14 +90,14 @@ func startInformers(ctx context.Context, o Options, notify func()) (*informers, 
 	for _, ns := range namespaces {
 		dyn := dynamicinformer.NewFilteredDynamicSharedInformerFactory(o.Dynamic, 0, ns, nil)
 		for _, k := range Kinds {
-			i, err := add(dyn.ForResource(k.GVR).Informer())
+			i, err := add(dyn.ForResource(k.GVR).Informer(), crHandler(k))
 			if err != nil {
 				return nil, err
 			}
 			inf.crs[k.GVR] = append(inf.crs[k.GVR], i)
 		}
 		typed := kubeinformers.NewSharedInformerFactoryWithOptions(o.Client, 0, kubeinformers.WithNamespace(ns))
-		svc, err := add(typed.Core().V1().Services().Informer())
+		svc, err := add(typed.Core().V1().Services().Informer(), handler)
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +105,7 @@ func startInformers(ctx context.Context, o Options, notify func()) (*informers, 
 		if err := sl.AddIndexers(cache.Indexers{serviceIndex: sliceService}); err != nil {
 			return nil, fmt.Errorf("kube: %w", err)
 		}
-		if sl, err = add(sl); err != nil {
+		if sl, err = add(sl, handler); err != nil {
 			return nil, err
 		}
 		inf.services, inf.slices = append(inf.services, svc), append(inf.slices, sl)
@@ -95,7 +114,7 @@ func startInformers(ctx context.Context, o Options, notify func()) (*informers, 
 		for _, t := range []string{apiv1.OAuthSecretType, apiv1.TLSSecretType} {
 			f := kubeinformers.NewSharedInformerFactoryWithOptions(o.Client, 0, kubeinformers.WithNamespace(ns),
 				kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.FieldSelector = "type=" + t }))
-			sec, err := add(f.Core().V1().Secrets().Informer())
+			sec, err := add(f.Core().V1().Secrets().Informer(), handler)
 			if err != nil {
 				return nil, err
 			}

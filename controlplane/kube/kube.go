@@ -51,6 +51,14 @@ type Source struct {
 
 	// poke tells the status writer that the pipeline applied a new Input.
 	poke chan struct{}
+
+	dirtyMu sync.Mutex // guards what follows
+	// dirty are the custom resources changed since the last Input, and dirtyAll says
+	// something else changed: see build.
+	dirty    map[source.Key]bool
+	dirtyAll bool
+	// incremental counts the Inputs made from the last one (for tests).
+	incremental int
 }
 
 // New returns a Source; nothing is watched until Run.
@@ -77,7 +85,17 @@ func (s *Source) Name() string {
 // and after every burst of changes.
 func (s *Source) Run(ctx context.Context, publish func(*source.Input)) error {
 	changed := make(chan struct{}, 1)
-	notify := func() {
+	notify := func(k *source.Key) {
+		s.dirtyMu.Lock()
+		if k == nil {
+			s.dirtyAll = true
+		} else {
+			if s.dirty == nil {
+				s.dirty = map[source.Key]bool{}
+			}
+			s.dirty[*k] = true
+		}
+		s.dirtyMu.Unlock()
 		select {
 		case changed <- struct{}{}:
 		default:

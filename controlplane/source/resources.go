@@ -114,6 +114,10 @@ func (rs Resources) With(put []Resource, remove []Key) Resources {
 	return rs.with(ps, remove)
 }
 
+// WithShared is With of resources that are kept as they are, not copied: put must not
+// hold a key twice, and neither put nor the resources may be modified afterwards.
+func (rs Resources) WithShared(put []*Resource, remove []Key) Resources { return rs.with(put, remove) }
+
 // with is With of resources that are kept as they are.
 func (rs Resources) with(put []*Resource, remove []Key) Resources {
 	if len(put) == 0 && len(remove) == 0 {
