@@ -31,14 +31,8 @@ func (s *Source) build() *source.Input {
 // again by buildAll. Nothing VirtualServices and AuthConfigs are converted to depends on
 // another object.
 func (s *Source) buildChanged(dirty map[source.Key]bool) (*source.Input, bool) {
-	kinds := map[string]kind{}
-	for _, k := range Kinds {
-		if k.Kind == apiv1.KindVirtualService || k.Kind == apiv1.KindAuthConfig {
-			kinds[k.Kind] = k
-		}
-	}
 	for key := range dirty {
-		if _, ok := kinds[key.Kind]; !ok {
+		if key.Kind != apiv1.KindVirtualService && key.Kind != apiv1.KindAuthConfig {
 			return nil, false
 		}
 	}
@@ -50,7 +44,7 @@ func (s *Source) buildChanged(dirty map[source.Key]bool) (*source.Input, bool) {
 	gens := map[source.Key]int64{}
 	var problems []source.Problem
 	for key := range dirty {
-		k := kinds[key.Kind]
+		k, _ := kindOf(key)
 		origins[Origin(k.Kind, key.Namespace, key.Name)] = true
 		u := s.inf.customResource(k.GVR, key.Namespace, key.Name)
 		if u == nil {

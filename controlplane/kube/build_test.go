@@ -46,18 +46,10 @@ func TestIncrementalInputsMatchAWholeOne(t *testing.T) {
 	namespace(t, ns)
 	_, dyn := env.Clients(t)
 	ctx := context.Background()
-	create := func(kind, doc, name string) {
-		t.Helper()
-		u := object(t, doc)
-		u.SetName(name)
-		if _, err := dyn.Resource(gvr(kind)).Namespace(ns).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	create("Upstream", fmt.Sprintf(upstreamDoc, ns), "backend")
+	create(t, "Upstream", ns, fmt.Sprintf(upstreamDoc, ns), "backend")
 	for i := range 5 {
-		create("VirtualService", fmt.Sprintf(vsDoc, ns, fmt.Sprintf("vs%d.example", i)), fmt.Sprintf("vs%d", i))
-		create("AuthConfig", fmt.Sprintf(authConfigDoc, ns), fmt.Sprintf("ac%d", i))
+		create(t, "VirtualService", ns, fmt.Sprintf(vsDoc, ns, fmt.Sprintf("vs%d.example", i)), fmt.Sprintf("vs%d", i))
+		create(t, "AuthConfig", ns, fmt.Sprintf(authConfigDoc, ns), fmt.Sprintf("ac%d", i))
 	}
 	a := startPlane(t, ns, "a", 3*time.Second)
 	settled := func(pl *plane, what string, cond func(*source.Input) bool) *source.Input {
@@ -95,7 +87,7 @@ func TestIncrementalInputsMatchAWholeOne(t *testing.T) {
 	if err := dyn.Resource(gvr("AuthConfig")).Namespace(ns).Delete(ctx, "ac3", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	create("VirtualService", fmt.Sprintf(vsDoc, ns, "new.example"), "vs-new")
+	create(t, "VirtualService", ns, fmt.Sprintf(vsDoc, ns, "new.example"), "vs-new")
 	got := settled(a, "replica a's Input after the edits", func(in *source.Input) bool {
 		return has("VirtualService", "vs-new")(in) && !has("AuthConfig", "ac3")(in)
 	})

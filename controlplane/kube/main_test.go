@@ -95,6 +95,17 @@ func object(t *testing.T, doc string) *unstructured.Unstructured {
 	return u
 }
 
+// create creates the custom resource of doc in ns, named name.
+func create(t *testing.T, kind, ns, doc, name string) {
+	t.Helper()
+	_, dyn := env.Clients(t)
+	u := object(t, doc)
+	u.SetName(name)
+	if _, err := dyn.Resource(gvr(kind)).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating %s %s/%s: %v", kind, ns, name, err)
+	}
+}
+
 // update edits the latest version of a custom resource, again when the control plane's
 // status write got in between.
 func update(t *testing.T, kind, ns, name string, edit func(u *unstructured.Unstructured) error) {

@@ -134,16 +134,9 @@ func TestStatusWriterComparesWhatAnEditChanged(t *testing.T) {
 	env.InstallCRDs(t)
 	const ns, n = "compared", 300 // more than a chunk of the edge's list
 	namespace(t, ns)
-	_, dyn := env.Clients(t)
-	ctx := context.Background()
-	upc := dyn.Resource(gvr("Upstream")).Namespace(ns)
 	name := func(i int) string { return fmt.Sprintf("up-%03d", i) }
 	for i := range n {
-		u := object(t, fmt.Sprintf(upstreamDoc, ns))
-		u.SetName(name(i))
-		if _, err := upc.Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		create(t, "Upstream", ns, fmt.Sprintf(upstreamDoc, ns), name(i))
 	}
 	// No resync during the test: every comparison counted is a new Input's.
 	pl := startPlaneResync(t, ns, "only", 3*time.Second, time.Hour)
@@ -163,11 +156,7 @@ func TestStatusWriterComparesWhatAnEditChanged(t *testing.T) {
 	}
 	// A new resource shifts the edge's lists: still only what is new is compared.
 	before = kube.StatusesCompared(pl.src)
-	u := object(t, fmt.Sprintf(upstreamDoc, ns))
-	u.SetName("up-added")
-	if _, err := upc.Create(ctx, u, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	create(t, "Upstream", ns, fmt.Sprintf(upstreamDoc, ns), "up-added")
 	waitStatus(t, "Upstream", ns, "up-added", "Accepted", 1, "")
 	if got := kube.StatusesCompared(pl.src) - before; got < 1 || got > 10 {
 		t.Errorf("creating one Upstream beside %d compared %d resources, want it and few others", n, got)
@@ -182,12 +171,9 @@ func TestInputsShareUnchangedResources(t *testing.T) {
 	env.InstallCRDs(t)
 	const ns = "shared"
 	namespace(t, ns)
-	client, dyn := env.Clients(t)
+	client, _ := env.Clients(t)
 	ctx := context.Background()
-	upc := dyn.Resource(gvr("Upstream")).Namespace(ns)
-	if _, err := upc.Create(ctx, object(t, fmt.Sprintf(upstreamDoc, ns)), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	create(t, "Upstream", ns, fmt.Sprintf(upstreamDoc, ns), "backend")
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tls", Namespace: ns}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{"tls.crt": []byte("not read here"), "tls.key": []byte("not read here")}}
 	if _, err := client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
@@ -215,11 +201,7 @@ func TestInputsShareUnchangedResources(t *testing.T) {
 		}
 		return nil
 	})
-	other := object(t, fmt.Sprintf(upstreamDoc, ns))
-	other.SetName("other")
-	if _, err := upc.Create(ctx, other, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	create(t, "Upstream", ns, fmt.Sprintf(upstreamDoc, ns), "other")
 	var next *source.Input
 	kubetest.Eventually(t, "an Input with the new Upstream", func() error {
 		next = pl.src.Last()
