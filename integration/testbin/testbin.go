@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -143,14 +144,49 @@ func goBuild(root string, args ...string) error {
 }
 
 // FreeAddr returns a 127.0.0.1 address with a port that was free a moment ago and that
-// no other FreeAddr (or harness.FreePort) of this process returned.
+// no other FreeAddr (or harness.FreePort) of this process returned. The port is below
+// the kernel's ephemeral range (listenBelowEphemeral).
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	addr, err := ports.free(func() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") })
+	addr, err := ports.free(listenBelowEphemeral)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return addr
+}
+
+// listenBelowEphemeral listens on a random free port below the kernel's ephemeral
+// range. A port of that range ("127.0.0.1:0") may be handed to another process's
+// outgoing connection or listener between FreeAddr's check and the test's own bind
+// (make test runs the integration packages as parallel processes): that failed
+// TestOIDCReplicasShareRedis with "address already in use" once in CI (2026-11-27).
+// Below the range, only another test's FreeAddr picks ports, at random among
+// thousands.
+func listenBelowEphemeral() (net.Listener, error) {
+	low := ephemeralLow()
+	var err error
+	for range 100 {
+		port := max(1024, low-12000) + rand.IntN(min(12000, low-1024))
+		var l net.Listener
+		if l, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			return l, nil
+		}
+	}
+	return nil, fmt.Errorf("testbin: no free port below %d: %w", low, err)
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's default,
+// 32768, where it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	var low, high int
+	if _, err := fmt.Sscan(string(b), &low, &high); err != nil || low <= 2048 {
+		return 32768
+	}
+	return low
 }
 
 // ports are the ports FreeAddr returned in this process. Once its listener is closed,

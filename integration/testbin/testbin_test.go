@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -74,5 +75,26 @@ func TestFreeAddrNeverRepeatsAPort(t *testing.T) {
 	}
 	if len(offered) != 0 {
 		t.Errorf("%d offers left, want every repeated one skipped and none more asked for", len(offered))
+	}
+}
+
+// TestFreeAddrIsBelowTheEphemeralRange: FreeAddr's ports are ones no ":0" listener or
+// outgoing connection of another process can be handed, and they can be listened on.
+func TestFreeAddrIsBelowTheEphemeralRange(t *testing.T) {
+	low := ephemeralLow()
+	for range 20 {
+		addr := FreeAddr(t)
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, _ := strconv.Atoi(port); p < 1024 || p >= low {
+			t.Fatalf("FreeAddr gave port %d, want one in [1024, %d)", p, low)
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatalf("listening on %s: %v", addr, err)
+		}
+		l.Close()
 	}
 }
