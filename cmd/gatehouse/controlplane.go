@@ -26,6 +26,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/translate"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/internal/mtls"
 	"gatehouse.dev/gatehouse/internal/tracing"
 )
 
@@ -36,6 +37,8 @@ const (
 
 type controlplaneOptions struct {
 	resources, xdsListen, admin, devAdmin string
+	// xdsTLSDir is the certificate folder xDS is served with over mutual TLS ("": plain text).
+	xdsTLSDir string
 	// debounce is how long --resources must be quiet after a change before it is read.
 	debounce time.Duration
 }
@@ -82,6 +85,7 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 	cmd.Flags().DurationVar(&o.debounce, "resources-debounce", source.DefaultDebounce,
 		"how long --resources must be quiet after a change before it is read again (an editor's writes are read once; added to every edit's latency)")
 	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", defaultXDSListen, "xDS (ADS) gRPC address")
+	cmd.Flags().StringVar(&o.xdsTLSDir, "xds-tls-dir", "", "certificate folder (tls.crt, tls.key, ca.crt; re-read when it changes): serve xDS over TLS 1.3 to clients with a certificate of that CA only, each served the role its certificate names")
 	cmd.Flags().StringVar(&o.devAdmin, "dev-admin-listen", defaultDevAdmin, "the deprecated developer API's address, served only while Settings spec.devMode is true (empty: never)")
 	cmd.Flags().StringVar(&o.admin, "admin-listen", admin, "admin HTTP address (empty: off; off by default when START_STATS_SERVER=false)")
 	addKubeFlags(cmd, &ko)
@@ -107,18 +111,30 @@ type controlplane struct {
 	started func()
 }
 
-func newControlplane(log zerolog.Logger, xdsListen string) (*controlplane, error) {
+func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string) (*controlplane, error) {
+	grpcOpts := xds.GRPCServerOptions()
+	xo := xds.Options{Log: log}
+	if xdsTLSDir != "" {
+		f, err := mtls.LoadAs(xdsTLSDir, mtls.RoleControlplane, log)
+		if err != nil {
+			return nil, exit(2, fmt.Errorf("controlplane: --xds-tls-dir: %w", err))
+		}
+		grpcOpts = append(grpcOpts, grpc.Creds(mtls.ServerCredentials(f, mtls.AnyMember)))
+		xo.Authenticate = mtls.PeerFromContext
+		log.Info().Str("id", f.Self().ID).Time("not_after", f.Self().NotAfter).Msg("xds: mutual TLS; each client is served the role its certificate names")
+	}
 	lis, err := net.Listen("tcp", xdsListen)
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: %w", err)
 	}
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer(xds.GRPCServerOptions()...)}
+	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer(grpcOpts...)}
 	cp.tracing = tracing.New()
 	cp.tracer = cp.tracing.Tracer("gatehouse/controlplane")
 	cp.runCtx = context.Background()
-	cp.xds = xds.NewServer(xds.Options{Log: log, Registerer: promReg, OnNack: cp.nack, Tracer: cp.tracer})
+	xo.Registerer, xo.OnNack, xo.Tracer = promReg, cp.nack, cp.tracer
+	cp.xds = xds.NewServer(xo)
 	cp.pipeline = pipeline.New(pipeline.Options{Log: log, PublishChanged: cp.publish, OnSettings: func(s translate.Settings) {
 		if cp.onSettings != nil {
 			cp.onSettings(s)
@@ -192,7 +208,7 @@ func (cp *controlplane) nack(n xds.Nack) {
 }
 
 func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source) error {
-	cp, err := newControlplane(log, o.xdsListen)
+	cp, err := newControlplane(log, o.xdsListen, o.xdsTLSDir)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/internal/mtls"
 	"gatehouse.dev/gatehouse/internal/tracing"
 	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/server"
@@ -43,6 +44,9 @@ const (
 
 type extauthOptions struct {
 	config, xds, pluginDir, listen, admin string
+	// tlsDir and xdsTLSDir are certificate folders (internal/mtls): the ext_authz
+	// server's, and the one presented to the control plane.
+	tlsDir, xdsTLSDir string
 	maxPluginVersions                     int
 	traceRatio                            float64
 	// trialPassed, set by `gatehouse dev --plugin-module`, is content it trial-loaded
@@ -94,6 +98,8 @@ func extauthCommand(stdout, stderr io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.config, "config", "", "AuthConfig YAML file or folder")
 	cmd.Flags().StringVar(&o.xds, "xds", "", "control plane ADS address (e.g. 127.0.0.1:9977)")
+	cmd.Flags().StringVar(&o.xdsTLSDir, "xds-tls-dir", "", "certificate folder (tls.crt, tls.key, ca.crt; re-read when it changes) for mutual TLS to the control plane; its certificate must name the role extauth")
+	cmd.Flags().StringVar(&o.tlsDir, "tls-dir", "", "certificate folder for serving ext_authz over mutual TLS: only clients whose certificate names a gateway proxy role are admitted")
 	o.bind(cmd, "listen")
 	cmd.AddCommand(statusCommand(stdout, stderr))
 	return cmd
@@ -124,11 +130,15 @@ func runExtauthXDS(ctx context.Context, log zerolog.Logger, o extauthOptions) er
 	if err != nil {
 		return err
 	}
+	creds, err := xdsCredentials(log, o.xdsTLSDir, mtls.RoleExtauth)
+	if err != nil {
+		return exit(2, fmt.Errorf("extauth: --xds-tls-dir: %w", err))
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	versions := newAppliedVersions(ex.registerer)
 	g.Go(func() error {
 		return xdsclient.Run(ctx, xdsclient.Options{
-			Addr: o.xds, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, Log: log,
+			Addr: o.xds, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, Log: log, Credentials: creds,
 			Handle: xdsclient.ExtAuthHandler(ex.reg, func(st []server.Status) {
 				ex.metrics.SetStatus(st)
 				versions.statuses(st)
@@ -159,6 +169,10 @@ type extauth struct {
 }
 
 func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
+	grpcOpts, err := extauthTLS(log, o.tlsDir)
+	if err != nil {
+		return nil, exit(2, fmt.Errorf("extauth: --tls-dir: %w", err))
+	}
 	lis, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return nil, fmt.Errorf("extauth: %w", err)
@@ -182,7 +196,7 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 	authz = server.NewAuthorizer(reg, log, m)
 	return &extauth{
 		log: log, o: o, reg: reg, plugins: plugins, spare: spare, metrics: m, gatherer: promReg, lis: lis,
-		grpc: server.NewGRPCServer(authz, obs.interceptor()), authz: authz, tracing: tr, registerer: promReg,
+		grpc: server.NewGRPCServer(authz, append(grpcOpts, obs.interceptor())...), authz: authz, tracing: tr, registerer: promReg,
 	}, nil
 }
 

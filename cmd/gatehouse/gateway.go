@@ -19,6 +19,7 @@ import (
 	"gatehouse.dev/gatehouse/devgateway"
 	"gatehouse.dev/gatehouse/devgateway/proxyadmin"
 	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/internal/mtls"
 	"gatehouse.dev/gatehouse/server/xdsclient"
 )
 
@@ -27,6 +28,8 @@ const defaultProxyAdmin = "127.0.0.1:19000"
 
 type gatewayOptions struct {
 	xds, role, nodeID, listen, httpsListen string
+	// xdsTLSDir is the certificate folder presented to the control plane ("": plain text).
+	xdsTLSDir string
 	// admin is the proxy admin's address ("": off).
 	admin string
 	// echo, when set, also serves the built-in echo upstream there (for trying things out).
@@ -66,6 +69,13 @@ func gatewayCommand(_, stderr io.Writer) *cobra.Command {
 			"goes away it keeps serving what it has. Not a production proxy: production is Envoy.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.xdsTLSDir != "" && !cmd.Flags().Changed("role") {
+				f, err := mtls.Load(o.xdsTLSDir, zerolog.Nop())
+				if err != nil {
+					return exit(2, fmt.Errorf("gateway: --xds-tls-dir: %w", err))
+				}
+				o.role = f.Self().Identity.Role // the role its certificate names
+			}
 			if err := o.check(); err != nil {
 				return exit(2, err)
 			}
@@ -92,6 +102,7 @@ func gatewayCommand(_, stderr io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.xds, "xds", "", "control plane ADS address, e.g. 127.0.0.1:9977")
+	cmd.Flags().StringVar(&o.xdsTLSDir, "xds-tls-dir", "", "certificate folder (tls.crt, tls.key, ca.crt; re-read when it changes) for mutual TLS to the control plane; --role defaults to the proxy role its certificate names")
 	cmd.Flags().StringVar(&o.admin, "admin-listen", defaultProxyAdmin, "proxy admin address, Envoy-like (/config_dump, /logging, /stats); empty: off")
 	o.bind(cmd)
 	cmd.Flags().StringVar(&o.echo, "echo-listen", "", "also serve the built-in echo upstream at this address, for trying things out (examples/default routes to 127.0.0.1:8090)")
@@ -119,6 +130,13 @@ func startGateway(ctx context.Context, g *errgroup.Group, log zerolog.Logger, o 
 		ports = append(ports, port)
 		listeners[port] = lis
 	}
+	creds, err := xdsCredentials(log, o.xdsTLSDir, o.role)
+	if err != nil {
+		for _, l := range listeners {
+			l.Close()
+		}
+		return nil, exit(2, fmt.Errorf("gateway: --xds-tls-dir: %w", err))
+	}
 	p := devgateway.NewProxy(devgateway.ProxyOptions{Log: log, Ports: ports})
 	for port, lis := range listeners {
 		log.Info().Uint32("envoy_port", port).Str("listen", lis.Addr().String()).Msg("gateway listener (503 until the control plane sends its complete config)")
@@ -131,7 +149,7 @@ func startGateway(ctx context.Context, g *errgroup.Group, log zerolog.Logger, o 
 	g.Go(func() error {
 		defer p.Close()
 		return xdsclient.Run(ctx, xdsclient.Options{
-			Addr: o.xds, NodeID: o.nodeID, Role: o.role, Types: devgateway.Types, Log: log, Handle: handle,
+			Addr: o.xds, NodeID: o.nodeID, Role: o.role, Types: devgateway.Types, Log: log, Handle: handle, Credentials: creds,
 		})
 	})
 	return p, nil

@@ -38,6 +38,9 @@ func (p *Pipeline) RecordNack(n xds.Nack) {
 	var keys []string
 	if edge := p.rawEdge; edge != nil {
 		reporter := n.Role + "/" + n.NodeID
+		if n.Identity != "" {
+			reporter += " (" + n.Identity + ")"
+		}
 		for _, c := range concerns(n, edge) {
 			if p.nacks.byKey == nil {
 				p.nacks.byKey = map[source.Key]map[string]nackStatus{}

@@ -9,6 +9,8 @@ import (
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
+
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // callbacks keep the books of every stream: who is on it, what each response carried,
@@ -29,6 +31,9 @@ type streamID struct {
 
 type streamBook struct {
 	role, node string // role is "" until the node named a valid one
+	// peer is who the client's certificate names, when roles come from certificates.
+	peer mtls.Peer
+	ctx  context.Context // the stream's, for the peer's address in a refusal
 	// sent are the responses not answered yet, per type, oldest first.
 	sent map[string][]sentResponse
 }
@@ -48,8 +53,14 @@ func newCallbacks(s *Server) *callbacks {
 
 var _ serverv3.Callbacks = (*callbacks)(nil)
 
-func (c *callbacks) OnStreamOpen(context.Context, int64, string) error      { return nil }
-func (c *callbacks) OnDeltaStreamOpen(context.Context, int64, string) error { return nil }
+func (c *callbacks) OnStreamOpen(ctx context.Context, id int64, _ string) error {
+	return c.open(ctx, streamID{false, id})
+}
+
+func (c *callbacks) OnDeltaStreamOpen(ctx context.Context, id int64, _ string) error {
+	return c.open(ctx, streamID{true, id})
+}
+
 func (c *callbacks) OnStreamClosed(id int64, _ *core.Node)                  { c.closed(streamID{false, id}) }
 func (c *callbacks) OnDeltaStreamClosed(id int64, _ *core.Node)             { c.closed(streamID{true, id}) }
 func (c *callbacks) OnFetchRequest(context.Context, *discovery.DiscoveryRequest) error {
@@ -58,13 +69,11 @@ func (c *callbacks) OnFetchRequest(context.Context, *discovery.DiscoveryRequest)
 func (c *callbacks) OnFetchResponse(*discovery.DiscoveryRequest, *discovery.DiscoveryResponse) {}
 
 func (c *callbacks) OnStreamRequest(id int64, req *discovery.DiscoveryRequest) error {
-	c.request(streamID{false, id}, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
-	return nil
+	return c.request(streamID{false, id}, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
 }
 
 func (c *callbacks) OnStreamDeltaRequest(id int64, req *discovery.DeltaDiscoveryRequest) error {
-	c.request(streamID{true, id}, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
-	return nil
+	return c.request(streamID{true, id}, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
 }
 
 func (c *callbacks) OnStreamResponse(_ context.Context, id int64, _ *discovery.DiscoveryRequest, resp *discovery.DiscoveryResponse) {
@@ -80,13 +89,30 @@ func (c *callbacks) OnStreamDeltaResponse(id int64, _ *discovery.DeltaDiscoveryR
 	c.sent(streamID{true, id}, resp.GetTypeUrl(), sr, len(resp.GetResources())+len(resp.GetRemovedResources()))
 }
 
-// request notes the node of a stream and settles the response a request answers.
-func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail string, nack bool) {
+// open books a new stream under the identity its connection presents, or refuses it.
+func (c *callbacks) open(ctx context.Context, id streamID) error {
+	p, err := c.s.authenticate(ctx)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.streams[id] = &streamBook{sent: map[string][]sentResponse{}, peer: p, ctx: ctx}
+	c.mu.Unlock()
+	return nil
+}
+
+// request notes the node of a stream and settles the response a request answers. A
+// node that claims another role than the stream's certificate ends the stream.
+func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail string, nack bool) error {
 	c.mu.Lock()
 	b := c.streams[id]
 	if b == nil {
 		b = &streamBook{sent: map[string][]sentResponse{}}
 		c.streams[id] = b
+	}
+	if err := c.s.checkClaim(b.ctx, b.peer, node); err != nil {
+		c.mu.Unlock()
+		return err
 	}
 	if node != nil && b.role == "" {
 		b.node = node.GetId()
@@ -97,7 +123,7 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 	}
 	if nonce == "" {
 		c.mu.Unlock()
-		return
+		return nil
 	}
 	var answered *sentResponse
 	pending := b.sent[typeURL]
@@ -108,23 +134,24 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 			break
 		}
 	}
-	role, nodeID := b.role, b.node
+	role, nodeID, identity := b.role, b.node, b.peer.ID
 	c.mu.Unlock()
 
 	if !nack {
 		c.s.metrics.acks.WithLabelValues(metricRole(role), typeURL).Inc()
-		return
+		return nil
 	}
 	c.s.metrics.nacks.WithLabelValues(metricRole(role), typeURL).Inc()
-	n := Nack{Role: role, NodeID: nodeID, TypeURL: typeURL, Detail: detail}
+	n := Nack{Role: role, NodeID: nodeID, TypeURL: typeURL, Detail: detail, Identity: identity}
 	if answered != nil {
 		n.Names, n.Versions = answered.resources()
 	}
-	c.s.log.Warn().Str("role", role).Str("node", nodeID).Str("type", typeURL).Str("nonce", nonce).
+	c.s.log.Warn().Str("role", role).Str("node", nodeID).Str("id", identity).Str("type", typeURL).Str("nonce", nonce).
 		Strs("resources", n.Names).Str("detail", detail).Msg("client rejected a response (NACK)")
 	if c.s.o.OnNack != nil {
 		c.s.o.OnNack(n)
 	}
+	return nil
 }
 
 // sent keeps what a response carried until the client answers it.

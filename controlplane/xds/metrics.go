@@ -15,6 +15,7 @@ type metrics struct {
 	resources                            *prometheus.GaugeVec
 	publishSeconds                       prometheus.Histogram
 	publishFailures                      *prometheus.CounterVec
+	refused                              *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -36,9 +37,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Time to validate, check and publish one role's state.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}),
 		publishFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gatehouse_xds_publish_failures_total",
 			Help: "Publish calls refused (validation or consistency), by role."}, []string{"role"}),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gatehouse_xds_refused_streams_total",
+			Help: "xDS streams refused with PermissionDenied, by reason: no_certificate, no_role (the certificate names no role served), claims_another_role (the node's metadata names another role than its certificate)."}, []string{"reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.pushes, m.pushedResources, m.acks, m.nacks, m.clients, m.resources, m.publishSeconds, m.publishFailures)
+		reg.MustRegister(m.pushes, m.pushedResources, m.acks, m.nacks, m.clients, m.resources, m.publishSeconds, m.publishFailures, m.refused)
 	}
 	return m
 }

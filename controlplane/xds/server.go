@@ -18,6 +18,8 @@ import (
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
+
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // Resources is the desired state of one role: type URL -> resource name -> message.
@@ -35,6 +37,12 @@ type Options struct {
 	// Tracer, when set, gets a span for every response pushed to a client (role, node,
 	// type, resources), so /zpages shows the pushes beside the translation spans.
 	Tracer trace.Tracer
+	// Authenticate, when set, says who the client of a stream is from its connection (its
+	// TLS certificate), and the role it names is the only one that stream is served: a
+	// stream whose client it refuses, whose certificate names no role, or whose node
+	// claims another role ends with PermissionDenied before anything is sent. Unset,
+	// a client's role is what its node metadata names.
+	Authenticate func(context.Context) (mtls.Peer, error)
 }
 
 // Nack is a response a client rejected.
@@ -47,6 +55,9 @@ type Nack struct {
 	Versions map[string]string
 	// Detail is the client's error_detail message.
 	Detail string
+	// Identity is the SPIFFE ID of the client's certificate, when roles are taken from
+	// certificates.
+	Identity string
 }
 
 // Server serves each role's published resources over ADS (state of the world and

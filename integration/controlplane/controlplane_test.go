@@ -21,7 +21,20 @@ var (
 // serving through a control-plane crash and restart without allowing a request it
 // should deny.
 func TestControlPlaneEndToEnd(t *testing.T) {
-	s := startSystem(t, "alpha, beta")
+	endToEnd(t, startSystem(t, "alpha, beta"), "extauth/")
+}
+
+// TestControlPlaneEndToEndOverMutualTLS runs the same with xDS over mutual TLS between
+// the processes (certificates from `gatehouse certs generate`): each client is served
+// the role its certificate names, and a NACK's status names that certificate.
+func TestControlPlaneEndToEndOverMutualTLS(t *testing.T) {
+	s := startSystemTLS(t, "alpha, beta", generateCerts(t, "--proxy", "gateway-proxy"))
+	endToEnd(t, s, "extauth/")
+}
+
+// endToEnd drives s; a NACK's status is reported by nackedBy…, and over mutual TLS it
+// also names the certificate that sent it.
+func endToEnd(t *testing.T, s *system, nackedBy string) {
 
 	t.Run("allow, deny and an open route", func(t *testing.T) {
 		r := s.expect(t, "/", alpha, http.StatusOK)
@@ -63,7 +76,12 @@ func TestControlPlaneEndToEnd(t *testing.T) {
 
 	t.Run("a config extauth cannot build is NACKed and shown", func(t *testing.T) {
 		write(t, s.dir, "broken.yaml", authConfig("broken", "no_such_plugin", "alpha"))
-		reasons := s.expectStatus(t, "AuthConfig", "broken", "Rejected", "extauth")
+		reasons := s.expectStatus(t, "AuthConfig", "broken", "Rejected", nackedBy)
+		if s.certs != "" {
+			if by := s.reportedBy(t, "AuthConfig", "broken", "Rejected"); !strings.Contains(by, "(spiffe://cluster.local/ns/gatehouse-system/role/extauth)") {
+				t.Errorf("the NACK is reported by %q, which names no certificate identity", by)
+			}
+		}
 		if !strings.Contains(strings.Join(reasons, "\n"), "no_such_plugin") {
 			t.Errorf("reasons %q do not name the plugin that failed", reasons)
 		}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -25,34 +26,54 @@ const settle = 20 * time.Second
 // system is a control plane, an extauth and a gateway, each its own process.
 type system struct {
 	dir                        string
+	// certs, when set, is a `gatehouse certs generate` folder: xDS is mutual TLS.
+	certs                      string
 	xds, admin, gw, extauthAdr string
 	cp, ex, gateway            *testbin.Process
 	client                     *http.Client
 }
 
-func startSystem(t *testing.T, allowed string) *system {
+func startSystem(t *testing.T, allowed string) *system { return startSystemTLS(t, allowed, "") }
+
+// startSystemTLS starts the system with xDS over mutual TLS from the certificate
+// folders of certs (none when "").
+func startSystemTLS(t *testing.T, allowed, certs string) *system {
 	t.Helper()
 	echo := httptest.NewServer(devgateway.Echo())
 	t.Cleanup(echo.Close)
 	s := &system{
 		xds: testbin.FreeAddr(t), admin: testbin.FreeAddr(t), gw: testbin.FreeAddr(t), extauthAdr: testbin.FreeAddr(t),
-		client: &http.Client{Timeout: 5 * time.Second},
+		client: &http.Client{Timeout: 5 * time.Second}, certs: certs,
 	}
 	s.dir = resources(t, echo.Listener.Addr().String(), s.extauthAdr, allowed)
 	s.startControlPlane(t)
 	bin := testbin.Gatehouse(t)
-	s.ex = testbin.Start(t, nil, bin, "extauth", "--xds", s.xds, "--plugin-dir", testbin.SamplePlugins(t), "--listen", s.extauthAdr)
-	s.gateway = testbin.Start(t, nil, bin, "gateway", "--xds", s.xds, "--role", xds.DefaultProxyRole, "--listen", s.gw,
-		"--https-listen", testbin.FreeAddr(t))
+	s.startExtauth(t)
+	s.gateway = testbin.Start(t, nil, bin, append([]string{"gateway", "--xds", s.xds, "--role", xds.DefaultProxyRole, "--listen", s.gw,
+		"--https-listen", testbin.FreeAddr(t)}, s.tlsArgs("proxy-gateway-proxy")...)...)
 	testbin.WaitTCP(t, s.gateway, s.gw, settle)
 	return s
 }
 
 func (s *system) startControlPlane(t *testing.T) {
 	t.Helper()
-	s.cp = testbin.Start(t, nil, testbin.Gatehouse(t), "controlplane", "--resources", s.dir,
-		"--xds-listen", s.xds, "--admin-listen", s.admin)
+	s.cp = testbin.Start(t, nil, testbin.Gatehouse(t), append([]string{"controlplane", "--resources", s.dir,
+		"--xds-listen", s.xds, "--admin-listen", s.admin}, s.tlsArgs("controlplane")...)...)
 	testbin.WaitTCP(t, s.cp, s.xds, settle)
+}
+
+func (s *system) startExtauth(t *testing.T) {
+	t.Helper()
+	s.ex = testbin.Start(t, nil, testbin.Gatehouse(t), append([]string{"extauth", "--xds", s.xds, "--plugin-dir", testbin.SamplePlugins(t),
+		"--listen", s.extauthAdr}, s.tlsArgs("extauth")...)...)
+}
+
+// tlsArgs are the flags that give a process its certificate folder, if xDS is mTLS.
+func (s *system) tlsArgs(component string) []string {
+	if s.certs == "" {
+		return nil
+	}
+	return []string{"--xds-tls-dir", filepath.Join(s.certs, component)}
 }
 
 // reply is what a client got through the gateway.
@@ -107,6 +128,23 @@ func (s *system) expect(t *testing.T, path string, headers map[string]string, wa
 }
 
 // resourceStatus is one entry of the control plane's GET /statuses.
+// reportedBy is who reported the status of state on kind name ("" when none did).
+func (s *system) reportedBy(t *testing.T, kind, name, state string) string {
+	t.Helper()
+	all, err := s.statuses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range all {
+		for _, st := range r.Statuses {
+			if r.Kind == kind && r.Name == name && st.State == state {
+				return st.ReportedBy
+			}
+		}
+	}
+	return ""
+}
+
 type resourceStatus struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace"`

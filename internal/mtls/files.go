@@ -156,3 +156,16 @@ func (f *Folder) read(stamps [3]stamp) error {
 	f.mu.Unlock()
 	return nil
 }
+
+// LoadAs reads the certificate folder dir, whose certificate must name role ("proxy":
+// any gateway proxy role).
+func LoadAs(dir, role string, log zerolog.Logger) (*Folder, error) {
+	f, err := Load(dir, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := OnlyRoles(role)(f.self); err != nil {
+		return nil, fmt.Errorf("mtls: %s: the certificate %s names the role %q, not %q", dir, f.self.ID, f.self.Identity.Role, role)
+	}
+	return f, nil
+}

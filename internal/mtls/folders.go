@@ -111,6 +111,9 @@ func caOf(o GenerateOptions) (*CA, []*x509.Certificate, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		if err := os.MkdirAll(o.Out, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("mtls: %w", err)
+		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, nil, fmt.Errorf("mtls: %w", err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/anypb"
 )
@@ -35,6 +36,8 @@ type Options struct {
 	Role string
 	// Types are the type URLs subscribed to, each as a wildcard delta subscription.
 	Types []string
+	// Credentials secure the connection (mutual TLS); nil is plain text.
+	Credentials credentials.TransportCredentials
 	// Log receives connection changes and NACKs.
 	Log zerolog.Logger
 	// Handle gets, after each response, the full current set of resources of that type
@@ -67,7 +70,11 @@ func Run(ctx context.Context, o Options) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	conn, err := grpc.NewClient(o.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	creds := o.Credentials
+	if creds == nil {
+		creds = insecure.NewCredentials()
+	}
+	conn, err := grpc.NewClient(o.Addr, grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize)))
 	if err != nil {
 		return fmt.Errorf("xdsclient: %s: %w", o.Addr, err)
