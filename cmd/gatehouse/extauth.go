@@ -47,8 +47,8 @@ type extauthOptions struct {
 	// tlsDir and xdsTLSDir are certificate folders (internal/mtls): the ext_authz
 	// server's, and the one presented to the control plane.
 	tlsDir, xdsTLSDir string
-	maxPluginVersions                     int
-	traceRatio                            float64
+	maxPluginVersions int
+	traceRatio        float64
 	// trialPassed, set by `gatehouse dev --plugin-module`, is content it trial-loaded
 	// before publishing it (loader.Options.TrialPassed).
 	trialPassed func(sha256, symbol string) bool

@@ -61,8 +61,8 @@ func (c *callbacks) OnDeltaStreamOpen(ctx context.Context, id int64, _ string) e
 	return c.open(ctx, streamID{true, id})
 }
 
-func (c *callbacks) OnStreamClosed(id int64, _ *core.Node)                  { c.closed(streamID{false, id}) }
-func (c *callbacks) OnDeltaStreamClosed(id int64, _ *core.Node)             { c.closed(streamID{true, id}) }
+func (c *callbacks) OnStreamClosed(id int64, _ *core.Node)      { c.closed(streamID{false, id}) }
+func (c *callbacks) OnDeltaStreamClosed(id int64, _ *core.Node) { c.closed(streamID{true, id}) }
 func (c *callbacks) OnFetchRequest(context.Context, *discovery.DiscoveryRequest) error {
 	return nil
 }

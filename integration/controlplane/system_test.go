@@ -25,7 +25,7 @@ const settle = 20 * time.Second
 
 // system is a control plane, an extauth and a gateway, each its own process.
 type system struct {
-	dir                        string
+	dir string
 	// certs, when set, is a `gatehouse certs generate` folder: xDS is mutual TLS.
 	certs                      string
 	xds, admin, gw, extauthAdr string
