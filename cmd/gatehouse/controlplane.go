@@ -103,6 +103,8 @@ type controlplane struct {
 	metrics  *snapshots.Metrics
 	tracing  *tracing.Tracing
 	tracer   trace.Tracer
+	// certs is the certificate folder xDS is served with (nil: plain text).
+	certs *mtls.Folder
 	// runCtx is the context of the run in progress (runs are serial), for its spans.
 	runCtx context.Context
 	// onSettings, when set before serve, follows the Settings in effect.
@@ -114,11 +116,13 @@ type controlplane struct {
 func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string) (*controlplane, error) {
 	grpcOpts := xds.GRPCServerOptions()
 	xo := xds.Options{Log: log}
+	var certs *mtls.Folder
 	if xdsTLSDir != "" {
 		f, err := mtls.LoadAs(xdsTLSDir, mtls.RoleControlplane, log)
 		if err != nil {
 			return nil, exit(2, fmt.Errorf("controlplane: --xds-tls-dir: %w", err))
 		}
+		certs = f
 		grpcOpts = append(grpcOpts, grpc.Creds(mtls.ServerCredentials(f, mtls.AnyMember)))
 		xo.Authenticate = mtls.PeerFromContext
 		log.Info().Str("id", f.Self().ID).Time("not_after", f.Self().NotAfter).Msg("xds: mutual TLS; each client is served the role its certificate names")
@@ -129,7 +133,7 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string) (*controlp
 	}
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer(grpcOpts...)}
+	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer(grpcOpts...), certs: certs}
 	cp.tracing = tracing.New()
 	cp.tracer = cp.tracing.Tracer("gatehouse/controlplane")
 	cp.runCtx = context.Background()

@@ -73,5 +73,9 @@ func registerPprof(mux *http.ServeMux) {
 
 // snapshotOptions are where the snapshot views of cp read from.
 func (cp *controlplane) snapshotOptions() snapshots.Options {
-	return snapshots.Options{Stages: cp.pipeline.Stages, Overview: cp.pipeline.Overview, Clients: cp.xds.Clients, Version: cp.xds.Version}
+	o := snapshots.Options{Stages: cp.pipeline.Stages, Overview: cp.pipeline.Overview, Clients: cp.xds.Clients, Version: cp.xds.Version}
+	if cp.certs != nil {
+		o.Certificate = cp.certs.Self
+	}
+	return o
 }

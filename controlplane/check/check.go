@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"gatehouse.dev/gatehouse/controlplane/snapshots"
 )
@@ -95,6 +96,8 @@ type Health struct {
 	Data   snapshots.HealthData
 	// Workloads are nil unless checking Kubernetes.
 	Workloads *Workloads
+	// Now is when certificates are judged (zero: the time of the check).
+	Now time.Time
 }
 
 var checks = map[string]func(*Health) (errs, warns []string){

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -12,6 +13,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/validate"
 	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // healthy is a system with an AuthConfig, an extauth server and the default proxy
@@ -147,5 +149,46 @@ func TestRunWithoutSnapshot(t *testing.T) {
 	}
 	if !strings.HasPrefix(b.String(), "Checking Deployments... 1 Errors!\n  control plane: no snapshot yet\nChecking Upstreams... Skipped (the control plane has no snapshot)\n") {
 		t.Errorf("text:\n%s", b.String())
+	}
+}
+
+func TestRunWarnsOfCertificatesThatEndWithinAWeek(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	soon, later, past := now.Add(3*24*time.Hour), now.Add(30*24*time.Hour), now.Add(-time.Hour)
+	for _, tc := range []struct {
+		name      string
+		server    *time.Time
+		client    *time.Time
+		wantWarns []string
+	}{
+		{"none over mTLS", nil, nil, nil},
+		{"far from their end", &later, &later, nil},
+		{"the control plane's ends in 3 days", &soon, &later, []string{"the control plane's certificate spiffe://td/ns/gh/role/controlplane expires in 72h0m0s (2026-11-30T12:00:00Z)"}},
+		{"a client's expired", &later, &past, []string{`node "ex-1" (role extauth): its certificate spiffe://td/ns/gh/role/extauth expired at 2026-11-27T11:00:00Z`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := healthy()
+			h.Now = now
+			if tc.server != nil {
+				h.Data.Certificate = &mtls.Peer{ID: "spiffe://td/ns/gh/role/controlplane", NotAfter: *tc.server}
+			}
+			if tc.client != nil {
+				h.Status.Clients[0].Identity, h.Status.Clients[0].NotAfter = "spiffe://td/ns/gh/role/extauth", tc.client
+			}
+			var warns []string
+			for _, res := range check.Run(h, nil, check.Options{}).Checks {
+				if res.Name == "xds" {
+					warns = res.Warnings
+				}
+			}
+			if len(warns) != len(tc.wantWarns) {
+				t.Fatalf("warnings %q, want %q", warns, tc.wantWarns)
+			}
+			for i, w := range tc.wantWarns {
+				if !strings.HasPrefix(warns[i], w) {
+					t.Errorf("warning %q, want it to start %q", warns[i], w)
+				}
+			}
+		})
 	}
 }

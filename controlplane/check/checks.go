@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"gatehouse.dev/gatehouse/controlplane/snapshots"
 	"gatehouse.dev/gatehouse/controlplane/validate"
@@ -95,10 +96,20 @@ func xdsClients(h *Health) (errs, warns []string) {
 	if msg, ok := h.Data.PublishErrors[xds.RoleExtauth]; ok {
 		errs = append(errs, "role extauth: not published, the previous configs keep serving: "+msg)
 	}
+	now := h.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if c := h.Data.Certificate; c != nil {
+		warns = append(warns, expiring("the control plane's certificate "+c.ID, c.NotAfter, now)...)
+	}
 	for _, c := range h.Status.Clients {
 		if c.Role == "" {
 			errs = append(errs, fmt.Sprintf("node %q: names no valid role in its metadata; it is served nothing", c.Node))
 			continue
+		}
+		if c.NotAfter != nil {
+			warns = append(warns, expiring(fmt.Sprintf("node %q (role %s): its certificate %s", c.Node, c.Role, c.Identity), *c.NotAfter, now)...)
 		}
 		for _, typ := range sortedKeys(c.Unanswered) {
 			errs = append(errs, fmt.Sprintf("node %q (role %s): has not ACKed the latest %s (%d responses unanswered)", c.Node, c.Role, shortType(typ), c.Unanswered[typ]))
@@ -112,7 +123,22 @@ func xdsClients(h *Health) (errs, warns []string) {
 			}
 		}
 	}
-	return errs, nil
+	return errs, warns
+}
+
+// CertificateWarning is how long before its end a certificate is reported.
+const CertificateWarning = 7 * 24 * time.Hour
+
+// expiring warns about a certificate that ends within CertificateWarning of now.
+func expiring(what string, notAfter, now time.Time) []string {
+	left := notAfter.Sub(now)
+	if left > CertificateWarning {
+		return nil
+	}
+	if left <= 0 {
+		return []string{fmt.Sprintf("%s expired at %s: renew it (gatehouse certs generate, or the chart's certificate job)", what, notAfter.UTC().Format(time.RFC3339))}
+	}
+	return []string{fmt.Sprintf("%s expires in %s (%s): renew it (gatehouse certs generate, or the chart's certificate job)", what, left.Round(time.Hour), notAfter.UTC().Format(time.RFC3339))}
 }
 
 func shortType(typeURL string) string {

@@ -6,6 +6,7 @@ import (
 
 	"gatehouse.dev/gatehouse/controlplane/pipeline"
 	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // Options are where the views read from.
@@ -19,6 +20,8 @@ type Options struct {
 	Clients func() []xds.Client
 	// Version, when set, returns the version a resource is served at.
 	Version func(role, typeURL, name string) string
+	// Certificate, when set, returns the certificate xDS is served with.
+	Certificate func() mtls.Peer
 }
 
 // Register serves on mux: GET /snapshots/input, /snapshots/edge, /snapshots/proxies,
@@ -56,5 +59,13 @@ func Register(mux *http.ServeMux, o Options) {
 	serve("/snapshots/xds", func(r *http.Request) (Envelope, error) {
 		return XDS(o.Stages(), r.URL.Query().Get("role"), o.Version, clients())
 	})
-	serve("/snapshots/health", func(*http.Request) (Envelope, error) { return Health(overview(), clients()) })
+	serve("/snapshots/health", func(*http.Request) (Envelope, error) {
+		env, err := Health(overview(), clients())
+		if d, ok := env.Data.(HealthData); ok && o.Certificate != nil {
+			c := o.Certificate()
+			d.Certificate = &c
+			env.Data = d
+		}
+		return env, err
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/validate"
 	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // HealthData is everything `gatehouse check` needs in one read: the statuses (not the
@@ -21,6 +22,8 @@ type HealthData struct {
 	Proxies       []string          `json:"proxies"`
 	PublishErrors map[string]string `json:"publishErrors,omitempty"`
 	Nacks         []xds.Nack        `json:"nacks,omitempty"`
+	// Certificate is the one xDS is served with, over mutual TLS.
+	Certificate *mtls.Peer `json:"certificate,omitempty"`
 }
 
 // ResourceHealth is one resource's statuses.
