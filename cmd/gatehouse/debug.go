@@ -69,7 +69,7 @@ func debugCommand(stdout, _ io.Writer) *cobra.Command {
 	}
 	dump.Flags().StringVar(&admin, "admin", cliAdmin(), "the control plane's admin address (env GATEHOUSE_ADMIN)")
 	dump.Flags().StringVarP(&out, "file", "f", "", "output file (default: stdout)")
-	cmd.AddCommand(logs, dump)
+	cmd.AddCommand(logs, dump, debugXDSCommand(stdout))
 	return cmd
 }
 

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,6 +23,26 @@ import (
 // README shows (the edit takes a moment to arrive). Addresses are moved to free ports
 // and /tmp to a test folder so the test can run beside others; nothing else changes.
 func TestReadmeControlPlaneSession(t *testing.T) {
+	readmeSession(t, "<!-- controlplane-session", nil)
+}
+
+// TestReadmeSecuringTheControlPlane runs the README's "Securing the control plane"
+// session the same way, on the resources the session before it copied: a client is
+// served what its certificate names, and one claiming another role is refused.
+func TestReadmeSecuringTheControlPlane(t *testing.T) {
+	first := testbin.ConsoleSteps(testbin.ReadmeBlock(t, "<!-- controlplane-session"))[0]
+	if !strings.HasPrefix(first.Command, "cp -r examples/default ") {
+		t.Fatalf("the control-plane session no longer starts by copying the resources: %q", first.Command)
+	}
+	readmeSession(t, "<!-- secure-session", []testbin.ConsoleStep{first})
+}
+
+// readmeSession runs the README session under marker (after the steps before), command
+// by command: processes in the background, each other command until it prints what the
+// README shows (a change takes a moment to arrive; a command whose shown output is an
+// error may exit non-zero). Addresses are moved to free ports and /tmp to a test folder
+// so the test can run beside others; nothing else changes.
+func readmeSession(t *testing.T, marker string, before []testbin.ConsoleStep) {
 	root := testbin.Root(t)
 	tmp := t.TempDir()
 	free := map[string]string{}
@@ -31,6 +52,7 @@ func TestReadmeControlPlaneSession(t *testing.T) {
 	port := func(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
 	replacer := strings.NewReplacer(
 		"/tmp/gatehouse-resources", filepath.Join(tmp, "resources"),
+		"/tmp/gatehouse-certs", filepath.Join(tmp, "certs"),
 		"bin/gatehouse", testbin.Gatehouse(t),
 		"bin/plugins", testbin.SamplePlugins(t),
 		"localhost:8080", free["127.0.0.1:8080"],
@@ -42,7 +64,7 @@ func TestReadmeControlPlaneSession(t *testing.T) {
 		"127.0.0.1:8090", free["127.0.0.1:8090"],
 	)
 	listens := regexp.MustCompile(`--(?:xds|listen) (\S+)`)
-	for _, st := range testbin.ConsoleSteps(testbin.ReadmeBlock(t, "<!-- controlplane-session")) {
+	for _, st := range append(before, testbin.ConsoleSteps(testbin.ReadmeBlock(t, marker))...) {
 		cmd := replacer.Replace(st.Command)
 		if bg, ok := strings.CutSuffix(cmd, " &"); ok {
 			args := strings.Fields(bg)
@@ -50,8 +72,11 @@ func TestReadmeControlPlaneSession(t *testing.T) {
 			switch args[1] {
 			case "controlplane":
 				args = append(args, "--xds-listen", free["127.0.0.1:9977"])
+				if !slices.Contains(args, "--admin-listen") {
+					args = append(args, "--admin-listen", free["127.0.0.1:9091"])
+				}
 			case "gateway":
-				args = append(args, "--https-listen", testbin.FreeAddr(t))
+				args = append(args, "--https-listen", testbin.FreeAddr(t), "--admin-listen", testbin.FreeAddr(t))
 			}
 			p := testbin.Start(t, nil, args[0], args[1:]...)
 			// The address the process serves on: the xDS address of the control plane,
@@ -69,7 +94,7 @@ func TestReadmeControlPlaneSession(t *testing.T) {
 			c := exec.Command("bash", "-c", cmd)
 			c.Dir = root
 			out, err := c.CombinedOutput()
-			if err != nil {
+			if err != nil && !strings.HasPrefix(st.Output, "gatehouse: ") {
 				return fmt.Errorf("%s: %v\n%s", st.Command, err, out)
 			}
 			if string(out) != st.Output {
