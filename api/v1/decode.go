@@ -98,7 +98,11 @@ func (s *Set) Add(data []byte, source string) error {
 	if err := checkSize(source, int64(len(data))); err != nil {
 		return err
 	}
-	if docs, p := parseFast(data); docs != nil {
+	docs, p, deep := parseFast(data)
+	if deep > 0 {
+		return fmt.Errorf("%s:%d: %w", source, deep, errTooDeep)
+	}
+	if docs != nil {
 		defer p.release() // what addDocument keeps holds no node
 		var errs []error
 		for _, doc := range docs {
@@ -116,6 +120,10 @@ func (s *Set) Add(data []byte, source string) error {
 		}
 		if err != nil {
 			errs = append(errs, syntaxError(data, source, doc, err))
+			break
+		}
+		if deep, line := tooDeep(&node); deep {
+			errs = append(errs, fmt.Errorf("%s:%d: %w", source, line, errTooDeep))
 			break
 		}
 		errs = append(errs, s.addDocument(&node, source, false)...)

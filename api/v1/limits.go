@@ -19,7 +19,40 @@ const (
 	// MaxConfigEntries bounds the YAML nodes (mapping keys and values, list items,
 	// scalars) of one step's pluginAuth.config.
 	MaxConfigEntries = 10000
+	// MaxDepth bounds how deeply collections nest in one document, in block and flow
+	// style alike. Resources nest a dozen levels; deeper is a mistake or an attack
+	// (a file of "[[[[..." nested millions deep ran parsers out of stack).
+	MaxDepth = 256
 )
+
+// errTooDeep is a document nested past MaxDepth.
+var errTooDeep = fmt.Errorf("collections nested more than %d deep; no resource nests so deeply", MaxDepth)
+
+// tooDeep says whether collections nest under n past MaxDepth, and the line of the
+// first that does. It walks with a stack of its own, so no input can exhaust the
+// goroutine's.
+func tooDeep(n *yaml.Node) (bool, int) {
+	type at struct {
+		n     *yaml.Node
+		depth int
+	}
+	stack := []at{{n, 0}}
+	for len(stack) > 0 {
+		top := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		d := top.depth
+		if top.n.Kind == yaml.SequenceNode || top.n.Kind == yaml.MappingNode {
+			d++
+		}
+		if d > MaxDepth {
+			return true, top.n.Line
+		}
+		for _, c := range top.n.Content {
+			stack = append(stack, at{c, d})
+		}
+	}
+	return false, 0
+}
 
 // checkSize refuses data past MaxFileBytes before it is decoded.
 func checkSize(source string, size int64) error {

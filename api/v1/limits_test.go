@@ -76,3 +76,38 @@ func TestFileSizeLimit(t *testing.T) {
 		t.Errorf("Add error = %v, want the size limit", err)
 	}
 }
+
+// TestDeepNestingIsRefusedNotACrash: a document nested millions deep ended the control
+// plane and extauth with "fatal error: stack overflow" in the fast parser's recursion,
+// on every restart. Nesting past MaxDepth is now a problem of that file, in either
+// parser and either style, with the line it passes the limit on.
+func TestDeepNestingIsRefusedNotACrash(t *testing.T) {
+	const levels = 2_000_000
+	head := "apiVersion: core.gatehouse.dev/v1\nkind: Upstream\nmetadata: {name: u, namespace: ns}\n"
+	flow := head + "spec: " + strings.Repeat("[", levels) + strings.Repeat("]", levels) + "\n"
+	var block strings.Builder
+	block.WriteString(head + "spec:\n")
+	for i := range 300 {
+		fmt.Fprintf(&block, "%sk%d:\n", strings.Repeat(" ", i+1), i)
+	}
+	fmt.Fprintf(&block, "%sleaf: 1\n", strings.Repeat(" ", 301))
+	ok := head + "spec:\n  static:\n    hosts: [{addr: 127.0.0.1, port: 80}]\n" + "  x: " + strings.Repeat("[", 200) + strings.Repeat("]", 200) + "\n"
+	for _, tc := range []struct {
+		name, doc, line string
+		wantErr         bool
+	}{
+		{"flow nested two million deep", flow, ":4: collections nested more than 256 deep", true},
+		{"flow nested two million deep, in the general parser", "# é\n" + flow, "exceeded max depth", true},
+		{"flow nested 300 deep, in the general parser", "# é\n" + head + "spec: " + strings.Repeat("[", 300) + strings.Repeat("]", 300) + "\n", ":5: collections nested more than 256 deep", true},
+		{"block mappings nested 300 deep", block.String(), "collections nested more than 256 deep", true},
+		{"nested 200 deep is read (and its unknown field reported)", ok, "spec.x: unknown field", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s apiv1.Set
+			err := s.Add([]byte(tc.doc), "deep.yaml")
+			if err == nil || !strings.Contains(err.Error(), tc.line) {
+				t.Fatalf("err = %.300v, want it to contain %q", err, tc.line)
+			}
+		})
+	}
+}

@@ -18,30 +18,35 @@ import (
 // Why: the control plane reads tens of thousands of such files at start, and
 // yaml.v3's general parser was half of the time it took to decode them.
 func fastDocuments(data []byte) []*yaml.Node {
-	docs, _ := parseFast(data)
+	docs, _, _ := parseFast(data)
 	return docs
 }
 
 // parseFast is fastDocuments, and the parser whose nodes they are: its release hands
-// their memory on to the next parse once nothing refers to them any more.
-func parseFast(data []byte) ([]*yaml.Node, *fastParser) {
+// their memory on to the next parse once nothing refers to them any more. deep is the
+// line where a document nests past MaxDepth, whatever its style (0: none does); the
+// parse stops there.
+func parseFast(data []byte) (docs []*yaml.Node, p *fastParser, deep int) {
 	for _, c := range data {
 		// ASCII without tabs or CR: columns are bytes and indentation is spaces.
 		if c != '\n' && (c < ' ' || c > '~') {
-			return nil, nil
+			return nil, nil, 0
 		}
 	}
-	p := &fastParser{lines: splitLines(data)}
-	var docs []*yaml.Node
+	p = &fastParser{lines: splitLines(data)}
 	for p.skipBlank(); p.i < len(p.lines); {
 		doc := p.document()
+		if deep = p.deepLine; deep > 0 {
+			p.release()
+			return nil, nil, deep
+		}
 		if doc == nil {
 			p.release()
-			return nil, nil
+			return nil, nil, 0
 		}
 		docs = append(docs, doc)
 	}
-	return docs, p
+	return docs, p, 0
 }
 
 // document parses one document: an optional "---" line, then a block mapping at
@@ -77,7 +82,25 @@ type fastParser struct {
 	slab  []yaml.Node
 	slabs []*[]yaml.Node // every slab of the parse, for release
 	strs  *stringCache   // nil until the first scalar
+	// depth is how many collections enclose the one being parsed; deepLine the line
+	// where it passed MaxDepth (0: it has not).
+	depth, deepLine int
 }
+
+// enter notes one more collection enclosing what follows, and says whether that is
+// still within MaxDepth; every enter that returns true is followed by a leave.
+func (p *fastParser) enter() bool {
+	if p.depth >= MaxDepth {
+		if p.deepLine == 0 {
+			p.deepLine = p.i + 1
+		}
+		return false
+	}
+	p.depth++
+	return true
+}
+
+func (p *fastParser) leave() { p.depth-- }
 
 // node returns n allocated in a slab: a document's nodes are allocated a few at a
 // time rather than one by one, and dropped together once it is decoded.
@@ -179,6 +202,10 @@ func indent(l []byte) int {
 // blockMapping parses the mapping whose first key is at column col of the current line
 // (after "- " for a sequence item) and whose other keys are on lines indented by col.
 func (p *fastParser) blockMapping(col int) *yaml.Node {
+	if !p.enter() {
+		return nil
+	}
+	defer p.leave()
 	m := p.node(yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: p.i + 1, Column: col + 1})
 	for {
 		l := p.lines[p.i]
@@ -235,6 +262,10 @@ func item(l []byte, n int) bool { return n+1 < len(l) && l[n] == '-' && l[n+1] =
 
 // blockSequence parses the sequence whose items start with "- " at column col.
 func (p *fastParser) blockSequence(col int) *yaml.Node {
+	if !p.enter() {
+		return nil
+	}
+	defer p.leave()
 	s := p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: p.i + 1, Column: col + 1})
 	for {
 		l := p.lines[p.i]
@@ -282,6 +313,10 @@ func (p *fastParser) inline(l []byte, pos int, flow bool) (*yaml.Node, int) {
 
 // flow parses [a, b] or {k: v, ...} closing on the same line.
 func (p *fastParser) flow(l []byte, pos int) (*yaml.Node, int) {
+	if !p.enter() {
+		return nil, 0
+	}
+	defer p.leave()
 	n := p.node(yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: p.i + 1, Column: pos + 1})
 	closing := byte(']')
 	if l[pos] == '{' {
