@@ -54,11 +54,7 @@ func Load(path string) (*Set, error) {
 	set := &Set{}
 	var errs []error
 	for _, f := range files {
-		if err := checkSize(f, statSize(f)); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		data, err := os.ReadFile(f)
+		data, err := ReadFile(f, nil)
 		if err != nil {
 			errs = append(errs, err)
 			continue

@@ -2,7 +2,6 @@ package v1
 
 import (
 	"fmt"
-	"os"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -61,15 +60,6 @@ func checkSize(source string, size int64) error {
 			source, size, MaxFileBytes, MaxFileBytes>>20)
 	}
 	return nil
-}
-
-// statSize is the size of file f, or -1 when it cannot be read (reading reports why).
-func statSize(f string) int64 {
-	fi, err := os.Stat(f)
-	if err != nil {
-		return -1
-	}
-	return fi.Size()
 }
 
 // authConfigLimits checks the steps of an AuthConfig document and the size of each

@@ -90,7 +90,7 @@ func (s *Source) read() ([]byte, *apiv1.Set, error) {
 		s.warnSubfolders(subfolders)
 	}
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := apiv1.ReadFile(f, nil)
 		if err != nil && !os.IsNotExist(err) {
 			return nil, nil, err
 		}
