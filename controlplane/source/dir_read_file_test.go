@@ -12,9 +12,9 @@ import (
 
 // TestFileReaderIsReadFile holds fileReader to os.ReadFile: the same bytes for files
 // smaller and larger than its buffer and of its sizes exactly, one after the other
-// with one buffer, and the same error text for what cannot be read; reading until a
-// read returns nothing, and taking a short read as the end where the filesystem allows
-// it.
+// with one buffer, and the same error text for a file that is not there; reading until
+// a read returns nothing, and taking a short read as the end where the filesystem
+// allows it. A folder named *.yaml is refused as not a regular file.
 func TestFileReaderIsReadFile(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string) string {
@@ -39,7 +39,6 @@ func TestFileReaderIsReadFile(t *testing.T) {
 		write("three-buffers.yaml", strings.Repeat("w", 48<<10)),
 		write("small-last.yaml", "kind: VirtualService\n"),
 		filepath.Join(dir, "missing.yaml"),
-		sub,
 	}
 	for _, shortIsEnd := range []bool{false, true} {
 		var r fileReader
@@ -54,6 +53,9 @@ func TestFileReaderIsReadFile(t *testing.T) {
 					t.Errorf("read %d bytes %.40q..., want %d bytes %.40q...", len(got), got, len(want), want)
 				}
 			})
+		}
+		if _, err := r.read(sub, shortIsEnd); err == nil || !strings.Contains(err.Error(), "not a regular file (a folder)") {
+			t.Errorf("a folder named sub.yaml: %v", err)
 		}
 	}
 }
