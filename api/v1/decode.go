@@ -255,6 +255,7 @@ func decodeInto[T any, P object[T]](d document, tm TypeMeta, list *[]*T) []lineE
 	if !named {
 		errs = append(errs, lineError{line: mdLine, err: fmt.Errorf("%s: metadata.name is required", kind)})
 	}
+	errs = append(errs, nameErrors(d, id)...)
 	if len(errs) > 0 {
 		sort.SliceStable(errs, func(i, j int) bool { return errs[i].line < errs[j].line })
 		return errs

@@ -1,0 +1,32 @@
+package v1
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// nameErrors checks a document's metadata.name and metadata.namespace as Kubernetes
+// does: a name is a DNS-1123 subdomain, a namespace a DNS-1123 label. So a name can
+// never climb out of a folder ("../x"), and since a namespace holds no ".", the
+// config_id "<namespace>.<name>" of one AuthConfig is never another's.
+func nameErrors(d document, id string) []lineError {
+	_, md := lookup(d.root, "metadata")
+	var errs []lineError
+	for _, f := range []struct {
+		field string
+		check func(string) []string
+	}{{"name", validation.IsDNS1123Subdomain}, {"namespace", validation.IsDNS1123Label}} {
+		_, n := lookup(md, f.field)
+		v, ok := stringValue(n)
+		if !ok || v == "" {
+			continue // missing (the default namespace), or not a string: reported elsewhere
+		}
+		if msgs := f.check(v); len(msgs) > 0 {
+			errs = append(errs, lineError{line: n.Line, err: fmt.Errorf("%s: metadata.%s: %q is not a valid %s: %s",
+				id, f.field, v, f.field, strings.Join(msgs, "; "))})
+		}
+	}
+	return errs
+}
