@@ -25,8 +25,6 @@ type Set struct {
 	Upstreams       []*Upstream
 	Settings        []*Settings
 	Secrets         []*Secret
-	// Skipped counts documents of kinds this package does not know.
-	Skipped int
 
 	// documents are where Add read each resource from (see Origin); origins indexes
 	// them by resource once asked.
@@ -199,8 +197,7 @@ func (s *Set) addNode(doc *yaml.Node, direct bool) []lineError {
 	case knownKind(tm.Kind):
 		return at(fmt.Errorf("%s: apiVersion %q is not served; use %q", tm.Kind, tm.APIVersion, apiVersionOf(tm.Kind)))
 	default:
-		s.Skipped++
-		return nil
+		return at(unknownKind(tm))
 	}
 }
 

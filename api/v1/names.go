@@ -1,7 +1,9 @@
 package v1
 
 import (
+	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -29,4 +31,16 @@ func nameErrors(d document, id string) []lineError {
 		}
 	}
 	return errs
+}
+
+// kinds are the kinds a resource file may hold, for suggestions.
+var kinds = map[string]reflect.Type{KindAuthConfig: nil, KindVirtualService: nil, KindUpstream: nil, KindSettings: nil, KindSecret: nil}
+
+// unknownKind says a document's kind is none Gatehouse reads, suggesting the closest.
+func unknownKind(tm TypeMeta) error {
+	msg := fmt.Sprintf("kind %q (apiVersion %q) is not one Gatehouse reads (AuthConfig, VirtualService, Upstream, Settings, Secret)", tm.Kind, tm.APIVersion)
+	if s := suggest(tm.Kind, kinds); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return errors.New(msg)
 }

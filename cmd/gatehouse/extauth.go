@@ -79,7 +79,8 @@ func extauthCommand(stdout, stderr io.Writer) *cobra.Command {
 			"\"extauth\": it ACKs the ExtAuthConfigs that build, NACKs the others naming each, keeps their last\n" +
 			"good versions serving, and keeps serving what it has while the control plane is away.\n" +
 			"With --config, for people who run plain Envoy, it reads AuthConfig, Secret and Settings\n" +
-			"resources from a multi-document YAML file or a folder of them (other kinds are skipped), reloads\n" +
+			"resources from a multi-document YAML file or a folder of them (VirtualServices and Upstreams are\n" +
+			"ignored, a kind Gatehouse does not read is reported), reloads\n" +
 			"on change, and keeps serving the last good config when an edit is bad.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
