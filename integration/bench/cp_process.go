@@ -27,20 +27,21 @@ type controlplaneProc struct {
 	routeConfig  string // the name of the one route configuration served
 	readyExtauth time.Duration
 	readyProxy   time.Duration
+	relays       []io.Closer // the clients' relays, when link has them
 }
 
 // startControlplane starts the control plane on dir (pinned to serverCPU), connects a
 // delta ADS client of each role as soon as its port is open, and times the process
 // start to each role's first complete state: n ExtAuthConfigs for extauth; for the
 // proxy, n+1 clusters and endpoints (the services' and extauth's), a listener and a
-// route configuration.
-func startControlplane(ctx context.Context, procs *procSet, gatehouse, dir, logPath string, n int) (*controlplaneProc, error) {
+// route configuration. The clients reach it as link says.
+func startControlplane(ctx context.Context, procs *procSet, gatehouse, dir, logPath string, n int, link xdsLink) (*controlplaneProc, error) {
 	addrs, err := freeAddrs(2)
 	if err != nil {
 		return nil, err
 	}
 	cp := &controlplaneProc{xds: addrs[0], admin: addrs[1]}
-	bin, args := pinned(serverCPU, gatehouse, "controlplane", "--resources", dir, "--xds-listen", cp.xds, "--admin-listen", cp.admin)
+	bin, args := pinned(serverCPU, gatehouse, append([]string{"controlplane", "--resources", dir, "--xds-listen", cp.xds, "--admin-listen", cp.admin}, link.serverArgs()...)...)
 	start := time.Now()
 	if cp.proc, err = procs.start("controlplane", logPath, serverEnv(), bin, args...); err != nil {
 		return nil, err
@@ -50,11 +51,12 @@ func startControlplane(ctx context.Context, procs *procSet, gatehouse, dir, logP
 	if err := waitPort(wctx, cp.proc, cp.xds); err != nil {
 		return nil, err
 	}
-	if cp.extauth, err = xdsbench.Watch(ctx, cp.xds, xds.RoleExtauth, xds.ExtAuthConfigType); err != nil {
+	if cp.extauth, err = cp.watch(ctx, link, xds.RoleExtauth, xds.ExtAuthConfigType); err != nil {
+		cp.close()
 		return nil, err
 	}
-	if cp.proxy, err = xdsbench.Watch(ctx, cp.xds, xds.DefaultProxyRole, xds.ProxyTypes...); err != nil {
-		cp.extauth.Close()
+	if cp.proxy, err = cp.watch(ctx, link, xds.DefaultProxyRole, xds.ProxyTypes...); err != nil {
+		cp.close()
 		return nil, err
 	}
 	complete := map[*xdsbench.Watcher]map[string]int{
@@ -94,6 +96,18 @@ func startControlplane(ctx context.Context, procs *procSet, gatehouse, dir, logP
 	return cp, nil
 }
 
+// watch connects a watcher of role to cp as link says.
+func (cp *controlplaneProc) watch(ctx context.Context, link xdsLink, role string, types ...string) (*xdsbench.Watcher, error) {
+	addr, r, err := link.dial(role, cp.xds)
+	if err != nil {
+		return nil, err
+	}
+	if r != nil {
+		cp.relays = append(cp.relays, r)
+	}
+	return xdsbench.Watch(ctx, addr, role, types...)
+}
+
 func (cp *controlplaneProc) close() {
 	if cp.extauth != nil {
 		cp.extauth.Close()
@@ -101,6 +115,10 @@ func (cp *controlplaneProc) close() {
 	if cp.proxy != nil {
 		cp.proxy.Close()
 	}
+	for _, r := range cp.relays {
+		r.Close()
+	}
+	cp.relays = nil
 }
 
 // waitPort polls addr until it accepts a connection (a gRPC client that finds it

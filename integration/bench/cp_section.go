@@ -121,7 +121,7 @@ func measureScale(ctx context.Context, o cpOptions, bins binaries, procs *procSe
 	// judged. The last one goes on with the edits.
 	var cp *controlplaneProc
 	for i := range o.starts {
-		st, p, err := timeStart(ctx, bins, procs, dir, filepath.Join(tmp, fmt.Sprintf("controlplane-%d-%d.log", n, i+1)), n, clock)
+		st, p, err := timeStart(ctx, bins, procs, dir, filepath.Join(tmp, fmt.Sprintf("controlplane-%d-%d.log", n, i+1)), n, clock, xdsLink{})
 		if err != nil {
 			return sc, err
 		}
@@ -174,15 +174,15 @@ func measureScale(ctx context.Context, o cpOptions, bins binaries, procs *procSe
 	return sc, nil
 }
 
-// timeStart starts the control plane on dir and measures its start; the process is
-// left running, with its clients.
-func timeStart(ctx context.Context, bins binaries, procs *procSet, dir, logPath string, n int, clock cpuClock) (cpStart, *controlplaneProc, error) {
+// timeStart starts the control plane on dir, its clients connecting as link says, and
+// measures its start; the process is left running, with its clients.
+func timeStart(ctx context.Context, bins binaries, procs *procSet, dir, logPath string, n int, clock cpuClock, link xdsLink) (cpStart, *controlplaneProc, error) {
 	var st cpStart
 	others, err := startCPUWatch(clock, os.Getpid())
 	if err != nil {
 		return st, nil, err
 	}
-	cp, err := startControlplane(ctx, procs, bins.gatehouse, dir, logPath, n)
+	cp, err := startControlplane(ctx, procs, bins.gatehouse, dir, logPath, n, link)
 	if err != nil {
 		return st, nil, err
 	}

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// Goals of the Check path (issue: "Check path at the floor"). Ratios are gatehouse's
-// over the bare server's, taken per round and then the median over rounds.
+// Goals of the Check path (issue: "Check path at the floor") and of mutual TLS (issue
+// 24). Ratios are gatehouse's over the bare server's, or mTLS's over plain text's,
+// taken per round and then the median over rounds.
 const (
 	cpuTarget       = 1.15 // one-step chain, allow and deny: CPU per Check
 	p99Target       = 1.2  // p99 at rateShare of the bare server's maximum
@@ -18,6 +19,7 @@ const (
 	allocsTarget    = 20   // allocations per Check beyond decoding, in process
 	cookieTarget    = 1.2  // OIDC step, cookie session: CPU per Check
 	redisTarget     = 1.3  // OIDC step, Redis session: CPU per Check, redis-server's included
+	mtlsStartTarget = 1.1  // issue 24: control-plane start to both roles complete, mTLS ÷ plain text
 	allocsWireBench = "BenchmarkCheck/allow/wire"
 	allocsDecode    = "BenchmarkCheck/decode"
 	chainOneBench   = "BenchmarkChain/allow"
@@ -145,7 +147,13 @@ func (r *report) goals() []goal {
 // roundRatios is, for each round that loaded both servers with load, gatehouse's
 // figure over the bare server's, in round order.
 func roundRatios(runs []measurement, load string, figure func(measurement) float64) []float64 {
-	byRound := ratiosByRound(runs, load, figure)
+	return serverRatios(runs, load, "gatehouse", "bare", figure)
+}
+
+// serverRatios is, for each round that loaded both servers with load, the figure of
+// server over that of base, in round order.
+func serverRatios(runs []measurement, load, server, base string, figure func(measurement) float64) []float64 {
+	byRound := ratiosOf(runs, load, server, base, figure)
 	out := make([]float64, 0, len(byRound))
 	for _, round := range sortedKeys(byRound) {
 		out = append(out, byRound[round])
@@ -155,6 +163,11 @@ func roundRatios(runs []measurement, load string, figure func(measurement) float
 
 // ratiosByRound is roundRatios by round number.
 func ratiosByRound(runs []measurement, load string, figure func(measurement) float64) map[int]float64 {
+	return ratiosOf(runs, load, "gatehouse", "bare", figure)
+}
+
+// ratiosOf is serverRatios by round number.
+func ratiosOf(runs []measurement, load, server, base string, figure func(measurement) float64) map[int]float64 {
 	byRound := map[int]map[string]measurement{}
 	for _, m := range runs {
 		if m.Path != load {
@@ -167,10 +180,10 @@ func ratiosByRound(runs []measurement, load string, figure func(measurement) flo
 	}
 	out := map[int]float64{}
 	for round, ms := range byRound {
-		bare, okB := ms["bare"]
-		gh, okG := ms["gatehouse"]
-		if okB && okG && figure(bare) > 0 {
-			out[round] = figure(gh) / figure(bare)
+		b, okB := ms[base]
+		s, okS := ms[server]
+		if okB && okS && figure(b) > 0 {
+			out[round] = figure(s) / figure(b)
 		}
 	}
 	return out
@@ -255,4 +268,17 @@ func writeGoals(b *strings.Builder, gs []goal) {
 		fmt.Fprintf(b, "| %s | ≤ %s | %s | %s | %s |\n", g.What, g.format(g.Target), strings.Join(rounds, ", "), g.format(g.Median()), g.verdict())
 	}
 	b.WriteString("\n")
+}
+
+// goals are the mTLS section's targets: the control plane's start, mTLS over plain
+// text. It is judged on the median's interval: one start differs from the next by
+// more than the target, so a median of a few rounds can fall on either side of it by
+// chance.
+func (m *mtlsResult) goals() []goal {
+	var gs []goal
+	if rs := armRatios(m.Starts, readyOf); len(rs) > 0 {
+		gs = append(gs, goal{What: fmt.Sprintf("control plane at %d services: process start → both roles' first complete state, mTLS ÷ plain", m.N),
+			Target: mtlsStartTarget, Unit: "×", Rounds: rs, Interval: true})
+	}
+	return gs
 }

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strconv"
 	"time"
+
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // warmup is how long each server is loaded, unmeasured, before the first round.
@@ -173,8 +175,13 @@ func (l *loader) ghzRun(ctx context.Context, srv *server, path string, d time.Du
 	if rps > 0 {
 		args = append(args, "--rps", strconv.Itoa(rps))
 	}
+	if srv.clientTLS == "" {
+		args = append(args, "--insecure")
+	} else {
+		args = append(args, "--cacert", filepath.Join(srv.clientTLS, mtls.CAFile),
+			"--cert", filepath.Join(srv.clientTLS, mtls.CertFile), "--key", filepath.Join(srv.clientTLS, mtls.KeyFile))
+	}
 	_, cpu, err := outputCPU(ctx, l.dir, bin, append(args,
-		"--insecure",
 		"--call", "envoy.service.auth.v3.Authorization.Check",
 		"-B", l.data[path],
 		"-c", strconv.Itoa(l.concurrency),

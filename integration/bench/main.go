@@ -17,7 +17,11 @@
 //     one file each), starts `gatehouse controlplane` pinned to one CPU, and times with
 //     delta ADS clients (xdsbench) on the other CPU the first complete state of both
 //     roles and edited files to their new versions on the stream; at the largest size,
-//     RSS under a churn of edits, and `gatehouse extauth --xds` serving every config.
+//     RSS under a churn of edits, and `gatehouse extauth --xds` serving every config;
+//   - mtls: certificates from mtls.Generate; the control plane at the largest size in
+//     plain text and with --xds-tls-dir, its ADS clients presenting their roles'
+//     certificates, and `gatehouse extauth` plain and with --tls-dir under ghz, the
+//     modes alternating over rounds.
 //
 // It prints a markdown report and, with -write, puts each part in BENCHMARKS.md
 // between its bench:NAME markers. Every process it starts is stopped by pid.
@@ -60,6 +64,8 @@ type options struct {
 	cp                         bool
 	cpSizes                    string
 	cpo                        cpOptions
+	mtls                       bool
+	mtlsRounds                 int
 }
 
 func main() {
@@ -85,6 +91,8 @@ func main() {
 	flag.DurationVar(&o.cpo.churn, "cp-churn", time.Minute, "how long the churn of edits runs at the largest size; 0 skips it")
 	flag.IntVar(&o.cpo.churnRate, "cp-churn-rate", 10, "edits per second during the churn")
 	flag.StringVar(&o.cpo.extauthHeap, "cp-extauth-heap", "", "write the heap profile of `gatehouse extauth --xds` serving every AuthConfig to this file")
+	flag.BoolVar(&o.mtls, "mtls", true, "compare plain text with mutual TLS: the control plane at the largest -cp-sizes with -cp-edits, and Checks under ghz (the mtls section)")
+	flag.IntVar(&o.mtlsRounds, "mtls-rounds", 5, "rounds of the mtls section, each running both modes; the report gives medians of per-round ratios")
 	flag.Parse()
 	if err := o.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
@@ -129,10 +137,12 @@ func (o *options) validate() error {
 		return fmt.Errorf("-cp-edits %d: use at least 1", o.cpo.edits)
 	case o.cpo.starts < 1:
 		return fmt.Errorf("-cp-starts %d: use at least 1", o.cpo.starts)
+	case o.mtlsRounds < 1:
+		return fmt.Errorf("-mtls-rounds %d: use at least 1", o.mtlsRounds)
 	case o.cpo.churn < 0 || o.cpo.churnRate < 1:
 		return fmt.Errorf("-cp-churn %s -cp-churn-rate %d: use a duration >= 0 and a rate >= 1", o.cpo.churn, o.cpo.churnRate)
 	}
-	if o.cp {
+	if o.cp || o.mtls {
 		sizes, err := parseSizes(o.cpSizes)
 		if err != nil {
 			return err

@@ -35,6 +35,7 @@ type report struct {
 	SwapsLoad   string
 	// Controlplane is the control-plane section's, if it ran.
 	Controlplane *cpResult
+	MTLS         *mtlsResult // the mTLS section's, if it ran
 }
 
 // summary is the median over rounds for one server and workload.

@@ -9,10 +9,13 @@ import (
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"github.com/rs/zerolog"
 	"google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
+
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // configID is the context extension the route of the example sends; chainID that of
@@ -108,7 +111,15 @@ func writeCheckRequest(dir, name string, req *authv3.CheckRequest) (string, erro
 // test means to measure: the bare server allows all, gatehouse allows "alpha" with
 // the plugin's header (through one step or three) and denies "nope" with 403.
 func verify(ctx context.Context, s *server) error {
-	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := insecure.NewCredentials()
+	if s.clientTLS != "" {
+		f, err := mtls.Load(s.clientTLS, zerolog.Nop())
+		if err != nil {
+			return err
+		}
+		creds = mtls.ClientCredentials(f, mtls.RoleExtauth)
+	}
+	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return err
 	}

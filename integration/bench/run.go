@@ -108,6 +108,20 @@ func run(ctx context.Context, o options) error {
 			}
 		}
 	}
+	if o.mtls {
+		if rep.MTLS, err = runMTLSSection(ctx, o, bins, &procs, tmp, o.cpo.sizes[len(o.cpo.sizes)-1]); err != nil {
+			return err
+		}
+		if rep.GhzVersion == "" {
+			ghz, err := findGhz(ctx, tmp)
+			if err != nil {
+				return err
+			}
+			if rep.GhzVersion, err = ghzVersion(ctx, ghz); err != nil {
+				return err
+			}
+		}
+	}
 	procs.stopAll()
 	return rep.output(ctx, o)
 }
@@ -190,6 +204,9 @@ func (r *report) output(ctx context.Context, o options) error {
 	}
 	if r.Controlplane != nil {
 		texts = append(texts, sectionText{controlplaneSection, r.controlplaneMarkdown()})
+	}
+	if r.MTLS != nil {
+		texts = append(texts, sectionText{mtlsSection, r.mtlsMarkdown()})
 	}
 	for _, t := range texts {
 		fmt.Print(t.s.heading + t.text + "\n")

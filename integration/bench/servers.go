@@ -62,6 +62,9 @@ type server struct {
 	addr  string // gRPC host:port
 	admin string // gatehouse's admin host:port, when started with one
 	proc  *proc
+	// clientTLS is the certificate folder (tls.crt, tls.key, ca.crt) clients present
+	// to a server of mutual TLS; "" for plain text.
+	clientTLS string
 }
 
 // servers are the two servers a run compares.
