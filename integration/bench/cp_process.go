@@ -27,7 +27,6 @@ type controlplaneProc struct {
 	routeConfig  string // the name of the one route configuration served
 	readyExtauth time.Duration
 	readyProxy   time.Duration
-	relays       []io.Closer // the clients' relays, when link has them
 }
 
 // startControlplane starts the control plane on dir (pinned to serverCPU), connects a
@@ -98,14 +97,11 @@ func startControlplane(ctx context.Context, procs *procSet, gatehouse, dir, logP
 
 // watch connects a watcher of role to cp as link says.
 func (cp *controlplaneProc) watch(ctx context.Context, link xdsLink, role string, types ...string) (*xdsbench.Watcher, error) {
-	addr, r, err := link.dial(role, cp.xds)
+	creds, err := link.credentials(role)
 	if err != nil {
 		return nil, err
 	}
-	if r != nil {
-		cp.relays = append(cp.relays, r)
-	}
-	return xdsbench.Watch(ctx, addr, role, types...)
+	return xdsbench.WatchWith(ctx, cp.xds, creds, role, types...)
 }
 
 func (cp *controlplaneProc) close() {
@@ -115,10 +111,6 @@ func (cp *controlplaneProc) close() {
 	if cp.proxy != nil {
 		cp.proxy.Close()
 	}
-	for _, r := range cp.relays {
-		r.Close()
-	}
-	cp.relays = nil
 }
 
 // waitPort polls addr until it accepts a connection (a gRPC client that finds it

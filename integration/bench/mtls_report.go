@@ -21,10 +21,8 @@ func (r *report) mtlsMarkdown() string {
 		"when it is above, undecided otherwise.\n\n"+
 		"- *Control plane*: %d services as in the controlplane section, `gatehouse controlplane` plain or with `--xds-tls-dir`, started and "+
 		"timed to both roles' first complete state, then %d edits each of AuthConfig and VirtualService timed to the stream, then stopped. "+
-		"xdsbench's watchers dial plain text only, so in both modes each dials a relay in the bench process that connects to the control "+
-		"plane: in plain text, or over mutual TLS with `mtls.ClientConfig` (what `mtls.ClientCredentials` carries) and the role's own "+
-		"certificate (extauth's for role extauth, the proxy's for the proxy role); the modes differ by mutual TLS alone. Edit p50/p99 pool the "+
-		"edits of every round.\n"+
+		"The two xdsbench ADS clients dial plain text, or `mtls.ClientCredentials` with the role's own certificate (extauth's for role "+
+		"extauth, the proxy's for the proxy role), as extauth and the gateway do. Edit p50/p99 pool the edits of every round.\n"+
 		"- *Check*: `gatehouse extauth` with the plugin section's AuthConfigs, plain or with `--tls-dir`, both running throughout; ghz "+
 		"(concurrency %d, one HTTP/2 connection, %s per run; `--cacert/--cert/--key` with the gateway proxy's certificate for mTLS) sends the "+
 		"allowed Check through the one-step chain, at full speed for CPU per Check (/proc utime+stime of the server ÷ requests), then at %d req/s "+

@@ -77,8 +77,6 @@ func runMTLSSection(ctx context.Context, o options, bins binaries, procs *procSe
 
 // compareControlplane starts the control plane on n services in each mode, in turn
 // over rounds, times its start and edits edits of each of mtlsKinds, and stops it.
-// In both modes the clients go through a relay of this process, so that the modes
-// differ by mutual TLS alone.
 func compareControlplane(ctx context.Context, edits, rounds int, bins binaries, procs *procSet, tmp, certs string, n int, clock cpuClock) ([]cpArm, error) {
 	if canPin() {
 		restore, err := pinSelf(ctx, clientCPU)
@@ -98,7 +96,7 @@ func compareControlplane(ctx context.Context, edits, rounds int, bins binaries, 
 		return nil, err
 	}
 	defer os.RemoveAll(base)
-	links := map[string]xdsLink{modePlain: {relay: true}, modeMTLS: {relay: true, certs: certs}}
+	links := map[string]xdsLink{modePlain: {}, modeMTLS: {certs: certs}}
 	ed := &editor{dir: dir, n: n}
 	var arms []cpArm
 	for round := 1; round <= rounds; round++ {

@@ -1,19 +1,11 @@
 package main
 
 import (
-	"crypto/tls"
-	"io"
-	"net"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/rs/zerolog"
-
-	"gatehouse.dev/gatehouse/controlplane/xds"
-	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 func TestMTLSStartGoal(t *testing.T) {
@@ -59,69 +51,6 @@ func TestMTLSStartGoal(t *testing.T) {
 			}
 			if got := gs[0].verdict(); gs[0].Target != 1.1 || got != tt.wantVerdict {
 				t.Errorf("target %v, verdict %q; want 1.1, %q", gs[0].Target, got, tt.wantVerdict)
-			}
-		})
-	}
-}
-
-// TestRelayPresentsTheRoleCertificate checks that a client of each role reaches a
-// server of mutual TLS through the relay with its own role's certificate, over h2.
-func TestRelayPresentsTheRoleCertificate(t *testing.T) {
-	certs := t.TempDir()
-	if _, err := mtls.Generate(mtls.GenerateOptions{Out: certs, TrustDomain: "cluster.local", Namespace: "gatehouse-system",
-		Proxies: []string{"gateway-proxy"}, CALifetime: time.Hour, Lifetime: time.Hour}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := mtls.Load(filepath.Join(certs, mtls.RoleControlplane), zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := mtls.ServerConfig(f, mtls.AnyMember)
-	cfg.NextProtos = []string{"h2"}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	roles := make(chan string, 1)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			tc := c.(*tls.Conn)
-			role := "handshake failed"
-			if tc.Handshake() == nil && tc.ConnectionState().NegotiatedProtocol == "h2" {
-				p, _ := mtls.FromCert(tc.ConnectionState().PeerCertificates[0])
-				role = p.Identity.Role
-			}
-			roles <- role
-			_, _ = io.Copy(c, c)
-			c.Close()
-		}
-	}()
-	for _, role := range []string{xds.RoleExtauth, xds.DefaultProxyRole} {
-		t.Run(role, func(t *testing.T) {
-			addr, r, err := xdsLink{relay: true, certs: certs}.dial(role, ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if _, err := c.Write([]byte("ping")); err != nil {
-				t.Fatal(err)
-			}
-			got := make([]byte, 4)
-			if _, err := io.ReadFull(c, got); err != nil || string(got) != "ping" {
-				t.Fatalf("echo through the relay = %q, %v; want ping", got, err)
-			}
-			if got := <-roles; got != role {
-				t.Errorf("the server saw the role %q, want %q", got, role)
 			}
 		})
 	}

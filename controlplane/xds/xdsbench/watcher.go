@@ -16,6 +16,7 @@ import (
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -43,7 +44,12 @@ type arrival struct {
 
 // Watch connects to addr as a node of role and subscribes to types.
 func Watch(ctx context.Context, addr, role string, types ...string) (*Watcher, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	return WatchWith(ctx, addr, insecure.NewCredentials(), role, types...)
+}
+
+// WatchWith is Watch over creds (mutual TLS, say).
+func WatchWith(ctx context.Context, addr string, creds credentials.TransportCredentials, role string, types ...string) (*Watcher, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 	if err != nil {
 		return nil, err
