@@ -212,7 +212,7 @@ func (s *srvProc) logs(level, msg string) []srvLog {
 // status runs `gatehouse extauth status` against the server.
 func (s *srvProc) status(t *testing.T) abiResult {
 	t.Helper()
-	return abiRun(t, "", nil, s.bin, "extauth", "status", "--admin-address", s.admin)
+	return abiRun(t, "", nil, s.bin, "extauth", "status", "--admin", s.admin)
 }
 
 // srvInstall copies src into dir as name (through a temporary name and a rename, as the

@@ -33,6 +33,19 @@ func nameErrors(d document, id string) []lineError {
 	return errs
 }
 
+// CheckNames says what is wrong with a resource's name and namespace, as decoding
+// would: a name is a DNS-1123 subdomain, a namespace a DNS-1123 label.
+func CheckNames(name, namespace string) error {
+	var errs []error
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("name %q is not valid: %s", name, strings.Join(msgs, "; ")))
+	}
+	if msgs := validation.IsDNS1123Label(namespace); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("namespace %q is not valid: %s", namespace, strings.Join(msgs, "; ")))
+	}
+	return errors.Join(errs...)
+}
+
 // kinds are the kinds a resource file may hold, for suggestions.
 var kinds = map[string]reflect.Type{KindAuthConfig: nil, KindVirtualService: nil, KindUpstream: nil, KindSettings: nil, KindSecret: nil}
 

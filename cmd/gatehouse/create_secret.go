@@ -102,6 +102,9 @@ func writeSecret(stdout io.Writer, o secretOptions, typ string, data map[string]
 	if o.name == "" {
 		return exit(2, errors.New("create secret: --name is required"))
 	}
+	if err := apiv1.CheckNames(o.name, o.namespace); err != nil {
+		return exit(2, fmt.Errorf("create secret: %w", err))
+	}
 	if o.output != "" && o.output != "yaml" {
 		return exit(2, fmt.Errorf("create secret: -o %q: only yaml", o.output))
 	}

@@ -64,7 +64,10 @@ func statusCommand(stdout, _ io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&admin, "admin-address", defaultAdminListen, "the extauth admin address (START_STATS_SERVER=true or --admin-listen)")
+	cmd.Flags().StringVar(&admin, "admin", defaultAdminListen, "the extauth admin address (START_STATS_SERVER=true or --admin-listen)")
+	// --admin-address was this flag's name; every other verb says --admin.
+	cmd.Flags().StringVar(&admin, "admin-address", defaultAdminListen, "")
+	_ = cmd.Flags().MarkDeprecated("admin-address", "use --admin")
 	return cmd
 }
 

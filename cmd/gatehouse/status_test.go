@@ -28,7 +28,7 @@ func TestStatusTable(t *testing.T) {
 	}))
 	defer srv.Close()
 	var stdout, stderr bytes.Buffer
-	code, err := runWith([]string{"extauth", "status", "--admin-address", strings.TrimPrefix(srv.URL, "http://")}, &stdout, &stderr)
+	code, err := runWith([]string{"extauth", "status", "--admin", strings.TrimPrefix(srv.URL, "http://")}, &stdout, &stderr)
 	if code != 1 || err == nil || err.Error() != "the config source cannot be applied, and 1 of 2 auth configs rejected" {
 		t.Errorf("status = %d, %v; want 1 and the source and one rejected config", code, err)
 	}

@@ -93,7 +93,7 @@ func TestExtauthServesPluginThatAppearsLater(t *testing.T) {
 // runStatus runs `gatehouse extauth status` and returns its output and exit code.
 func runStatus(t *testing.T, bin, admin string) (string, int) {
 	t.Helper()
-	out, err := exec.Command(bin, "extauth", "status", "--admin-address", admin).CombinedOutput()
+	out, err := exec.Command(bin, "extauth", "status", "--admin", admin).CombinedOutput()
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
