@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -56,6 +57,12 @@ type Registry struct {
 	translated map[string]error
 	serving    atomic.Pointer[map[string]*chain.Chain]
 	source     atomic.Pointer[sourceProblem]
+	// failed is, by id, the config whose last build failed. Apply does not build it
+	// again while it is given unchanged (a provider that never answers would hold up
+	// every unrelated change); RetryRejected does, off the lock.
+	failed map[string]*extauthv1.ExtAuthConfig
+	// publishMu serialises swaps of serving by the builds of one apply.
+	publishMu sync.Mutex
 }
 
 type entry struct {
@@ -70,7 +77,7 @@ type entry struct {
 
 // NewRegistry returns an empty Registry that builds chains with build.
 func NewRegistry(build BuildFunc, log zerolog.Logger) *Registry {
-	r := &Registry{build: build, log: log, entries: map[string]*entry{}}
+	r := &Registry{build: build, log: log, entries: map[string]*entry{}, failed: map[string]*extauthv1.ExtAuthConfig{}}
 	r.serving.Store(&map[string]*chain.Chain{})
 	r.status.Store(&[]Status{})
 	return r
@@ -121,6 +128,7 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 		}
 		status[id] = r.reject(id, err, r.entries[id] != nil)
 	}
+	var jobs []*extauthv1.ExtAuthConfig
 	times := make(map[string]int, len(cfgs))
 	for _, cfg := range cfgs {
 		times[cfg.GetConfigId()]++
@@ -153,17 +161,32 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 			status[id] = Status{ID: id, State: StateAccepted}
 			continue
 		}
-		tried[id] = only != nil && !retry || before[id] == nil || !proto.Equal(before[id], cfg)
-		e, err := r.buildEntry(cfg)
-		if err != nil {
+		if f := r.failed[id]; f != nil && only == nil && proto.Equal(f, cfg) && previous[id].State == StateRejected {
 			if old != nil {
 				next[id] = old
-				old.stale = old.stale || proto.Equal(old.cfg, cfg)
 			}
-			status[id] = r.reject(id, err, old != nil)
+			status[id] = previous[id] // RetryRejected builds it again
 			continue
 		}
-		next[id] = e
+		tried[id] = only != nil && !retry || before[id] == nil || !proto.Equal(before[id], cfg)
+		if old != nil {
+			next[id] = old // until its new version is built
+		}
+		jobs = append(jobs, cfg)
+	}
+	for _, res := range r.buildAll(jobs, next) {
+		cfg, id := res.cfg, res.cfg.GetConfigId()
+		old := r.entries[id]
+		if res.err != nil {
+			if old != nil {
+				old.stale = old.stale || proto.Equal(old.cfg, cfg)
+			}
+			r.failed[id] = cfg
+			status[id] = r.reject(id, res.err, old != nil)
+			continue
+		}
+		delete(r.failed, id)
+		next[id] = res.entry
 		status[id] = Status{ID: id, State: StateAccepted}
 		ev := r.log.Info().Str("config_id", id).Int("steps", len(cfg.GetSteps()))
 		if previous[id].State == StateRejected {
@@ -178,14 +201,15 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 		}
 	}
 
-	chains := make(map[string]*chain.Chain, len(next))
-	for id, e := range next {
-		chains[id] = e.chain
-	}
-	r.serving.Store(&chains)
+	r.publish(next)
 	for id, old := range r.entries {
 		if next[id] != old {
 			old.cancel()
+		}
+	}
+	for id := range r.failed {
+		if _, ok := next[id]; !ok && status[id].State != StateRejected {
+			delete(r.failed, id) // removed
 		}
 	}
 	sorted := sortedStatus(status)
@@ -205,16 +229,116 @@ func (r *Registry) Rebuild(selects func(*extauthv1.ExtAuthConfig) bool) []Status
 	return r.apply(r.wanted, r.translated, selects, false)
 }
 
-// RetryRejected builds again every config that failed to build (not those rejected by
-// translation, which only a config change can mend).
+// RetryRejected builds again every config whose build failed (not those rejected by
+// translation, which only a config change can mend). The builds run off the lock, so a
+// retry that waits on a provider holds up no Apply; a config given anew meanwhile is
+// left to that Apply.
 func (r *Registry) RetryRejected() []Status {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	failed := map[string]bool{}
-	for _, st := range *r.status.Load() {
-		failed[st.ID] = st.State == StateRejected
+	retry := make([]*extauthv1.ExtAuthConfig, 0, len(r.failed))
+	for _, cfg := range r.failed {
+		retry = append(retry, cfg)
 	}
-	return r.apply(r.wanted, r.translated, func(cfg *extauthv1.ExtAuthConfig) bool { return failed[cfg.GetConfigId()] }, true)
+	r.mu.Unlock()
+	results := make([]built, len(retry))
+	var wg sync.WaitGroup
+	for i, cfg := range retry {
+		wg.Go(func() {
+			e, err := r.buildEntry(cfg)
+			results[i] = built{cfg: cfg, entry: e, err: err}
+		})
+	}
+	wg.Wait()
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	status := map[string]Status{}
+	for _, st := range *r.status.Load() {
+		status[st.ID] = st
+	}
+	next := maps.Clone(r.entries)
+	for _, res := range results {
+		id := res.cfg.GetConfigId()
+		if f := r.failed[id]; f == nil || !proto.Equal(f, res.cfg) {
+			if res.entry != nil {
+				res.entry.cancel() // given anew, or removed, meanwhile
+			}
+			continue
+		}
+		prev := status[id]
+		if res.err != nil {
+			status[id] = r.reject(id, res.err, r.entries[id] != nil)
+			r.logChange(prev, status[id], false)
+			continue
+		}
+		if old := r.entries[id]; old != nil {
+			old.cancel()
+		}
+		next[id] = res.entry
+		delete(r.failed, id)
+		status[id] = Status{ID: id, State: StateAccepted}
+		r.log.Info().Str("config_id", id).Int("steps", len(res.cfg.GetSteps())).Bool("recovered", true).Msg("auth config accepted")
+	}
+	r.entries = next
+	r.publish(next)
+	sorted := sortedStatus(status)
+	r.status.Store(&sorted)
+	return slices.Clone(sorted)
+}
+
+// built is the outcome of building one config.
+type built struct {
+	cfg   *extauthv1.ExtAuthConfig
+	entry *entry
+	err   error
+}
+
+// buildAll builds cfgs at once, each in its own goroutine, and serves each chain as
+// soon as it is built (on top of base, what serves meanwhile), so that a slow build
+// (a provider that does not answer) delays no other config's. It returns when all are
+// done, in the order of cfgs.
+func (r *Registry) buildAll(cfgs []*extauthv1.ExtAuthConfig, base map[string]*entry) []built {
+	if len(cfgs) == 0 {
+		return nil
+	}
+	r.publish(base)
+	out := make([]built, len(cfgs))
+	var wg sync.WaitGroup
+	for i, cfg := range cfgs {
+		wg.Go(func() {
+			e, err := r.buildEntry(cfg)
+			out[i] = built{cfg: cfg, entry: e, err: err}
+			if err == nil {
+				r.serveOne(cfg.GetConfigId(), e.chain)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// publish serves the chains of entries, and nothing else.
+func (r *Registry) publish(entries map[string]*entry) {
+	chains := make(map[string]*chain.Chain, len(entries))
+	for id, e := range entries {
+		chains[id] = e.chain
+	}
+	r.publishMu.Lock()
+	r.serving.Store(&chains)
+	r.publishMu.Unlock()
+}
+
+// serveOne serves c as config_id id beside what serves.
+func (r *Registry) serveOne(id string, c *chain.Chain) {
+	r.publishMu.Lock()
+	defer r.publishMu.Unlock()
+	cur := *r.serving.Load()
+	chains := make(map[string]*chain.Chain, len(cur)+1)
+	for k, v := range cur {
+		chains[k] = v
+	}
+	chains[id] = c
+	r.serving.Store(&chains)
 }
 
 func (r *Registry) buildEntry(cfg *extauthv1.ExtAuthConfig) (*entry, error) {
