@@ -36,7 +36,8 @@ type Status struct {
 }
 
 // BuildFunc assembles the chain for one config. ctx is cancelled when the chain is
-// replaced or removed, which is how plugin services learn to stop.
+// replaced or removed, which is how plugin services learn to stop. It is called for
+// several configs at once (at most MaxParallelBuilds).
 type BuildFunc func(ctx context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error)
 
 // Registry holds the chains being served, by config_id. Lookups are lock-free; Apply
@@ -240,15 +241,7 @@ func (r *Registry) RetryRejected() []Status {
 		retry = append(retry, cfg)
 	}
 	r.mu.Unlock()
-	results := make([]built, len(retry))
-	var wg sync.WaitGroup
-	for i, cfg := range retry {
-		wg.Go(func() {
-			e, err := r.buildEntry(cfg)
-			results[i] = built{cfg: cfg, entry: e, err: err}
-		})
-	}
-	wg.Wait()
+	results := r.buildEach(retry, nil)
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -286,6 +279,11 @@ func (r *Registry) RetryRejected() []Status {
 	return slices.Clone(sorted)
 }
 
+// MaxParallelBuilds bounds the configs built at once: enough that a few builds waiting
+// on a provider hold up no other, few enough that ten thousand configs at start do not
+// all ask their identity provider at the same moment.
+const MaxParallelBuilds = 16
+
 // built is the outcome of building one config.
 type built struct {
 	cfg   *extauthv1.ExtAuthConfig
@@ -302,14 +300,23 @@ func (r *Registry) buildAll(cfgs []*extauthv1.ExtAuthConfig, base map[string]*en
 		return nil
 	}
 	r.publish(base)
+	return r.buildEach(cfgs, func(id string, c *chain.Chain) { r.serveOne(id, c) })
+}
+
+// buildEach builds cfgs, at most MaxParallelBuilds at once, calling done (when not
+// nil) with each chain built as soon as it is, and returns the outcomes in order.
+func (r *Registry) buildEach(cfgs []*extauthv1.ExtAuthConfig, done func(id string, c *chain.Chain)) []built {
 	out := make([]built, len(cfgs))
+	slots := make(chan struct{}, MaxParallelBuilds)
 	var wg sync.WaitGroup
 	for i, cfg := range cfgs {
+		slots <- struct{}{}
 		wg.Go(func() {
+			defer func() { <-slots }()
 			e, err := r.buildEntry(cfg)
 			out[i] = built{cfg: cfg, entry: e, err: err}
-			if err == nil {
-				r.serveOne(cfg.GetConfigId(), e.chain)
+			if err == nil && done != nil {
+				done(cfg.GetConfigId(), e.chain)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package xdsclient_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,7 +23,10 @@ import (
 // one) and the registry ended up keeping two decodings of each.
 func TestExtAuthHandlerDecodesWhatChanged(t *testing.T) {
 	var built []string
+	var mu sync.Mutex // builds run side by side
 	reg := server.NewRegistry(func(_ context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		built = append(built, cfg.GetConfigId())
 		return &chain.Chain{ID: cfg.GetConfigId()}, nil
 	}, zerolog.Nop())
