@@ -55,21 +55,30 @@ bench: deps kube-assets
 PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 CRD_DIR := deploy/helm/gatehouse/crds
-# The gateway proxies' bootstrap in the chart, with placeholders the chart fills in.
-ENVOY_BOOTSTRAP := deploy/helm/gatehouse/files/envoy-bootstrap.yaml
+# The gateway proxies' bootstrap in the chart, with placeholders the chart fills in; its
+# mutual-TLS variant, and the SDS files that variant (and Settings spec.extauth.tls) name:
+# the proxy's certificate Secret is mounted at /etc/gatehouse/tls, the SDS files beside
+# the bootstrap in /etc/envoy.
+CHART_FILES := deploy/helm/gatehouse/files
+ENVOY_BOOTSTRAP := $(CHART_FILES)/envoy-bootstrap.yaml $(CHART_FILES)/envoy-bootstrap-mtls.yaml \
+	$(CHART_FILES)/sds-certificate.yaml $(CHART_FILES)/sds-validation.yaml
+BOOTSTRAP_ARGS := --xds controlplane.gh-release-namespace.svc.cluster.local:9977 \
+	--role gh-release-namespace~gh-proxy-name --node-id gateway-proxy
 
 generate:
 	$(GO) install $(PROTOC_GEN_GO)
 	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I api -I /usr/include --go_out=. --go_opt=module=gatehouse.dev/gatehouse api/extauth/v1/extauth.proto
 	rm -f $(CRD_DIR)/*.yaml
 	$(GO) run $(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/kube/... output:crd:dir=$(CRD_DIR)
-	$(GO) run ./cmd/gatehouse envoy bootstrap --xds controlplane.gh-release-namespace.svc.cluster.local:9977 \
-		--role gh-release-namespace~gh-proxy-name --node-id gateway-proxy > $(ENVOY_BOOTSTRAP)
+	$(GO) run ./cmd/gatehouse envoy bootstrap $(BOOTSTRAP_ARGS) > $(CHART_FILES)/envoy-bootstrap.yaml
+	$(GO) run ./cmd/gatehouse envoy bootstrap $(BOOTSTRAP_ARGS) --xds-tls-dir /etc/gatehouse/tls --sds-dir /etc/envoy \
+		> $(CHART_FILES)/envoy-bootstrap-mtls.yaml
+	$(GO) run ./cmd/gatehouse envoy sds --tls-dir /etc/gatehouse/tls --out $(CHART_FILES) > /dev/null
 
 # The checked-in generated code must be what `make generate` writes.
 check-generated: generate
 	@git diff --exit-code -- api/extauth/v1/ || { echo "api/extauth/v1 is stale: run make generate and commit"; exit 1; }
-	@git diff --exit-code -- $(CRD_DIR) $(ENVOY_BOOTSTRAP) && test -z "$$(git ls-files --others --exclude-standard $(CRD_DIR))" || { echo "$(CRD_DIR) or $(ENVOY_BOOTSTRAP) is stale: run make generate and commit"; exit 1; }
+	@git diff --exit-code -- $(CRD_DIR) $(ENVOY_BOOTSTRAP) && test -z "$$(git ls-files --others --exclude-standard $(CRD_DIR) $(ENVOY_BOOTSTRAP))" || { echo "$(CRD_DIR) or $(CHART_FILES) is stale: run make generate and commit"; exit 1; }
 
 clean:
 	rm -rf $(BIN)

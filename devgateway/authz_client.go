@@ -10,6 +10,8 @@ import (
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // clusterAuthz sends Checks to the endpoints of an ext_authz cluster, round robin,
@@ -29,7 +31,7 @@ func (c *clusterAuthz) Check(ctx context.Context, req *authv3.CheckRequest, opts
 	if addr == "" {
 		return nil, fmt.Errorf("cluster %s: no healthy upstream", c.name)
 	}
-	conn, err := c.pool.get(addr)
+	conn, err := c.pool.get(addr, c.up.tls)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", c.name, err)
 	}
@@ -55,26 +57,41 @@ type retiredConn struct {
 
 func newConnPool() *connPool { return &connPool{conns: map[string]*grpc.ClientConn{}} }
 
-func (p *connPool) get(addr string) (*grpc.ClientConn, error) {
+// poolKey names a connection: its endpoint and, for mutual TLS, the certificate folder.
+func poolKey(addr string, tls *mtls.Folder) string {
+	if tls == nil {
+		return addr
+	}
+	return addr + "|" + tls.Dir()
+}
+
+// get is the connection to addr, in plain text, or over mutual TLS with the folder tls
+// to a server that must name the extauth role.
+func (p *connPool) get(addr string, tls *mtls.Folder) (*grpc.ClientConn, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, errors.New("gateway closed")
 	}
-	if c, ok := p.conns[addr]; ok {
+	key := poolKey(addr, tls)
+	if c, ok := p.conns[key]; ok {
 		return c, nil
+	}
+	creds := insecure.NewCredentials()
+	if tls != nil {
+		creds = mtls.ClientCredentials(tls, mtls.RoleExtauth)
 	}
 	// passthrough: the address is dialled as given, a host name resolved at connect
 	// time, like a DNS cluster.
-	c, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	c, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		return nil, err
 	}
-	p.conns[addr] = c
+	p.conns[key] = c
 	return c, nil
 }
 
-// retain retires the connections to endpoints not in keep and closes those retired
+// retain retires the connections not in keep (poolKey) and closes those retired
 // longer than connGrace ago.
 func (p *connPool) retain(keep map[string]bool) {
 	p.mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // table is what one listener serves, compiled and immutable once built: requests are
@@ -98,7 +100,8 @@ func (r *route) matches(path string) bool {
 
 type upstream struct {
 	addrs []string
-	http2 bool // the cluster speaks HTTP/2 (prior knowledge) to its endpoints
+	http2 bool         // the cluster speaks HTTP/2 (prior knowledge) to its endpoints
+	tls   *mtls.Folder // mutual TLS to an extauth server; nil for plain text
 	next  atomic.Uint64
 }
 

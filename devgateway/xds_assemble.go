@@ -83,7 +83,7 @@ func (p *Proxy) rebuild() {
 				}
 				if a, ok := c.t.authz.client.(*clusterAuthz); ok {
 					for _, addr := range a.up.addrs {
-						inUse[addr] = true
+						inUse[poolKey(addr, a.up.tls)] = true
 					}
 				}
 			}
@@ -127,10 +127,16 @@ func (p *Proxy) assemble(l *listenerSpec) (*listenerTable, []string) {
 				names = append(names, ps.cluster)
 			}
 		}
-		for _, name := range names {
+		for i, name := range names {
 			up, why := p.upstream(name)
 			if why != "" {
 				missing = append(missing, why)
+				continue
+			}
+			if up.tls != nil && (h.authz == nil || i != len(rs.clusters)) { // names[len(rs.clusters)] is the ext_authz cluster
+				// Only gRPC to extauth is dialled with the certificate folder; anything
+				// else would go out in plain text.
+				missing = append(missing, "cluster "+name+" with mutual TLS, which the gateway honours for the ext_authz server only")
 				continue
 			}
 			t.clusters[name] = up
@@ -173,7 +179,7 @@ func (p *Proxy) upstream(name string) (*upstream, string) {
 			return nil, "endpoints of cluster " + name
 		}
 	}
-	return &upstream{addrs: addrs, http2: cs.http2}, ""
+	return &upstream{addrs: addrs, http2: cs.http2, tls: cs.tls}, ""
 }
 
 // resolveJWT gives each route of t with a jwt requirement its providers, each with the

@@ -9,6 +9,8 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // httpProtocolOptionsKey is the typed_extension_protocol_options key of
@@ -21,13 +23,20 @@ type clusterSpec struct {
 	eds   string   // the ClusterLoadAssignment of an EDS cluster; "" otherwise
 	addrs []string // the inline load assignment of any other cluster
 	http2 bool
+	// tlsDir is the certificate folder of a cluster to an extauth server over mutual TLS
+	// (parseClusterTLS); "" for plain text. tls is that folder, loaded (Proxy.parseCluster).
+	tlsDir string
+	tls    *mtls.Folder
 }
 
 func parseCluster(c *clusterv3.Cluster, pr *problems) *clusterSpec {
 	pr.only(c, "", "name", "type", "eds_cluster_config", "connect_timeout", "lb_policy", "load_assignment",
 		"typed_extension_protocol_options", "dns_lookup_family", "dns_refresh_rate", "respect_dns_ttl",
-		"per_connection_buffer_limit_bytes", "alt_stat_name", "http2_protocol_options")
+		"per_connection_buffer_limit_bytes", "alt_stat_name", "http2_protocol_options", "transport_socket")
 	s := &clusterSpec{name: c.GetName(), http2: c.GetHttp2ProtocolOptions() != nil}
+	if ts := c.GetTransportSocket(); ts != nil {
+		s.tlsDir = parseClusterTLS(ts, "transport_socket", pr)
+	}
 	switch c.GetType() {
 	case clusterv3.Cluster_EDS:
 		eds := c.GetEdsClusterConfig()
@@ -74,6 +83,20 @@ func parseCluster(c *clusterv3.Cluster, pr *problems) *clusterSpec {
 		case ex.GetHttp3ProtocolOptions() != nil:
 			pr.addf(join(path, "explicit_http_config.http3_protocol_options"), "not supported by the dev gateway")
 		}
+	}
+	return s
+}
+
+// parseCluster is parseCluster with the certificate folder of a mutual-TLS cluster
+// loaded; a folder that does not load refuses the cluster.
+func (p *Proxy) parseCluster(c *clusterv3.Cluster, pr *problems) *clusterSpec {
+	s := parseCluster(c, pr)
+	if s.tlsDir != "" && len(*pr) == 0 {
+		f, err := mtls.Load(s.tlsDir, p.log)
+		if err != nil {
+			pr.addf("transport_socket", "%v", err)
+		}
+		s.tls = f
 	}
 	return s
 }

@@ -27,6 +27,7 @@ func TestProxyTakesWhatTheControlPlaneEmits(t *testing.T) {
 	}
 	for name, files := range inputs {
 		t.Run(name, func(t *testing.T) {
+			files = withSDSFiles(t, files)
 			published := map[string]xds.Resources{}
 			pl := pipeline.New(pipeline.Options{Log: zerolog.Nop(), Publish: func(role string, r xds.Resources) error {
 				published[role] = r
@@ -59,6 +60,35 @@ func TestProxyTakesWhatTheControlPlaneEmits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withSDSFiles is files with every Settings spec.extauth.tls.sdsDir of /etc/envoy
+// pointed at a folder of real SDS files (certs), as a proxy would have them; files that
+// name none are returned as they are.
+func withSDSFiles(t *testing.T, files []string) []string {
+	t.Helper()
+	const mark = "sdsDir: /etc/envoy"
+	var out []string
+	var sds string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), mark) {
+			out = append(out, f)
+			continue
+		}
+		if sds == "" {
+			_, sds = certs(t)
+		}
+		edited := filepath.Join(t.TempDir(), filepath.Base(f))
+		if err := os.WriteFile(edited, []byte(strings.ReplaceAll(string(data), mark, "sdsDir: "+sds)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, edited)
+	}
+	return out
 }
 
 func glob(t *testing.T, pattern string) []string {

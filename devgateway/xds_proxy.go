@@ -82,7 +82,7 @@ func (p *Proxy) Handle(typeURL string, resources map[string]*anypb.Any) error {
 		p.routes, err = update(p.routes, resources, typeURL, "route config", new(routev3.RouteConfiguration), (*routev3.RouteConfiguration).GetName,
 			func(rc *routev3.RouteConfiguration, pr *problems) *routeSpec { return parseRouteConfig(rc, "", pr) })
 	case resourcev3.ClusterType:
-		p.clusters, err = update(p.clusters, resources, typeURL, "cluster", new(clusterv3.Cluster), (*clusterv3.Cluster).GetName, parseCluster)
+		p.clusters, err = update(p.clusters, resources, typeURL, "cluster", new(clusterv3.Cluster), (*clusterv3.Cluster).GetName, p.parseCluster)
 	case resourcev3.EndpointType:
 		p.endpoints, err = update(p.endpoints, resources, typeURL, "cluster load assignment", new(endpointv3.ClusterLoadAssignment), (*endpointv3.ClusterLoadAssignment).GetClusterName,
 			func(cla *endpointv3.ClusterLoadAssignment, pr *problems) []string { return parseEndpoints(cla, "", pr) })

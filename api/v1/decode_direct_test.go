@@ -55,7 +55,7 @@ spec:
           - [[], {}]
 `},
 	{"upstream", "apiVersion: core.gatehouse.dev/v1\nkind: Upstream\nmetadata: {name: up, namespace: ns}\nspec:\n  static:\n    hosts: [{addr: 10.0.0.1, port: 80}]\n    useTls: false\n"},
-	{"settings", "apiVersion: core.gatehouse.dev/v1\nkind: Settings\nmetadata: {name: s}\nspec:\n  devMode: true\n  extauth: {requestTimeout: 200ms, extauthzServerRef: {name: e}}\n  discovery: {enabled: false, namespaces: [], labels: {}}\n"},
+	{"settings", "apiVersion: core.gatehouse.dev/v1\nkind: Settings\nmetadata: {name: s}\nspec:\n  devMode: true\n  extauth: {requestTimeout: 200ms, extauthzServerRef: {name: e}, tls: {sdsDir: /etc/envoy}}\n  discovery: {enabled: false, namespaces: [], labels: {}}\n"},
 	{"secret", "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: kubernetes.io/tls\ndata: {a: aGVsbG8=, b: '', c: null}\nstringData: {d: e}\n"},
 }
 

@@ -158,6 +158,15 @@ spec: {configs: [{pluginAuth: {name: a, fileName: a.so}}]}
 			wantErrs: []string{`in.yaml:4: AuthConfig default.bad: spec.configs[0].pluginAuth.fileName: unknown field`},
 		},
 		{
+			name: "unknown field of the extauth tls settings",
+			yaml: `apiVersion: core.gatehouse.dev/v1
+kind: Settings
+metadata: {name: s}
+spec: {extauth: {tls: {sdsDirectory: /etc/envoy}}}
+`,
+			wantErrs: []string{`in.yaml:4: Settings default.s: spec.extauth.tls.sdsDirectory: unknown field`},
+		},
+		{
 			name: "known kind with another apiVersion",
 			yaml: `apiVersion: gateway.gatehouse.dev/v1
 kind: AuthConfig

@@ -73,6 +73,18 @@ type ExtauthSettings struct {
 	// RequestTimeout is a duration string; 200ms when empty.
 	RequestTimeout    string `json:"requestTimeout,omitempty"`
 	ExtauthzServerRef *Ref   `json:"extauthzServerRef,omitempty"`
+	// TLS, when set, makes the gateway proxies reach the extauth server over mutual TLS.
+	TLS *ExtauthTLS `json:"tls,omitempty"`
+}
+
+// ExtauthTLS is mutual TLS from the gateway proxies to the extauth server: TLS 1.3, the
+// proxy's client certificate and CA from file-based SDS, and a server certificate naming
+// the extauth role.
+type ExtauthTLS struct {
+	// SDSDir is the absolute path, on every gateway proxy, of the folder holding the SDS
+	// files sds-certificate.yaml and sds-validation.yaml that name the proxy's certificate
+	// folder (written by gatehouse envoy sds; the chart puts them in /etc/envoy).
+	SDSDir string `json:"sdsDir"`
 }
 
 // Secret is a core v1 Secret; Data values are base64 in YAML and decoded here.

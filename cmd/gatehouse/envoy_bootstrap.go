@@ -1,30 +1,23 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net"
-	"strconv"
-	"time"
 
-	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
-	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
-	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
-	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
-	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	"github.com/spf13/cobra"
-	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/types/known/anypb"
-	"google.golang.org/protobuf/types/known/durationpb"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/internal/envoybootstrap"
+	"gatehouse.dev/gatehouse/internal/envoysds"
 )
+
+// defaultSDSDir is where the SDS files go beside the bootstrap (/etc/envoy/envoy.yaml).
+const defaultSDSDir = "/etc/envoy"
 
 func envoyCommand(stdout, _ io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "envoy", Short: "Configuration for stock Envoy"}
-	var addr, role, nodeID, admin string
+	var o envoybootstrap.Options
 	boot := &cobra.Command{
 		Use:   "bootstrap --xds ADDR --role NS~NAME",
 		Short: "Print /etc/envoy/envoy.yaml for a gateway proxy following the control plane",
@@ -32,99 +25,66 @@ func envoyCommand(stdout, _ io.Writer) *cobra.Command {
 			"ADS; routes, endpoints and secrets follow), the node's metadata role, and the admin on\n" +
 			"--admin-address (127.0.0.1:19000: it shows config, keep it on loopback). The ext_authz filter's\n" +
 			"cluster (Settings spec.extauth.extauthzServerRef) arrives over CDS with the rest.\n" +
-			"The output passes the bootstrap proto's validation.",
+			"With --xds-tls-dir, Envoy reaches the control plane over mutual TLS (1.3) and accepts only a\n" +
+			"certificate naming the controlplane role; its own certificate and CA come from the SDS files in\n" +
+			"--sds-dir, which `gatehouse envoy sds --tls-dir DIR --out SDSDIR` writes, and are re-read when\n" +
+			"the certificate folder changes. The output passes the bootstrap proto's validation.",
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
-			if err := (&gatewayOptions{xds: addr, role: role, listen: "-"}).check(); err != nil {
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := (&gatewayOptions{xds: o.XDS, role: o.Role, listen: "-"}).check(); err != nil {
 				return exit(2, fmt.Errorf("envoy bootstrap: %w", err))
 			}
-			b, err := envoyBootstrap(addr, role, nodeID, admin)
+			if o.TLSDir == "" {
+				if c.Flags().Changed("sds-dir") {
+					return exit(2, errors.New("envoy bootstrap: --sds-dir needs --xds-tls-dir"))
+				}
+				o.SDSDir = ""
+			}
+			b, err := envoybootstrap.Build(o)
 			if err != nil {
 				return exit(2, fmt.Errorf("envoy bootstrap: %w", err))
 			}
-			j, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(b)
+			y, err := envoybootstrap.YAML(b)
 			if err != nil {
 				return err
 			}
-			return writeData(stdout, "yaml", json.RawMessage(j))
+			_, err = stdout.Write(y)
+			return err
 		},
 	}
-	boot.Flags().StringVar(&addr, "xds", defaultXDSListen, "the control plane's ADS address as Envoy reaches it (host:port)")
-	boot.Flags().StringVar(&role, "role", xds.DefaultProxyRole, "the proxy role, <namespace>~<proxy name>")
-	boot.Flags().StringVar(&nodeID, "node-id", "gateway-proxy", "the node id")
-	boot.Flags().StringVar(&admin, "admin-address", defaultProxyAdmin, "Envoy's admin address")
-	cmd.AddCommand(boot)
+	boot.Flags().StringVar(&o.XDS, "xds", defaultXDSListen, "the control plane's ADS address as Envoy reaches it (host:port)")
+	boot.Flags().StringVar(&o.Role, "role", xds.DefaultProxyRole, "the proxy role, <namespace>~<proxy name>")
+	boot.Flags().StringVar(&o.NodeID, "node-id", "gateway-proxy", "the node id")
+	boot.Flags().StringVar(&o.Admin, "admin-address", defaultProxyAdmin, "Envoy's admin address")
+	boot.Flags().StringVar(&o.TLSDir, "xds-tls-dir", "", "the proxy's certificate folder (tls.crt, tls.key, ca.crt) as Envoy sees it: mutual TLS to the control plane")
+	boot.Flags().StringVar(&o.SDSDir, "sds-dir", defaultSDSDir, "the folder of the SDS files as Envoy sees it (with --xds-tls-dir)")
+	cmd.AddCommand(boot, envoySDSCommand(stdout))
 	return cmd
 }
 
-// xdsCluster is the bootstrap's one static cluster: the control plane.
-const xdsCluster = "xds_cluster"
-
-// envoyBootstrap builds the bootstrap and checks it with ValidateAll, the typed
-// extension options it packs included.
-func envoyBootstrap(addr, role, nodeID, admin string) (*bootstrapv3.Bootstrap, error) {
-	xdsAddr, err := socketAddress(addr)
-	if err != nil {
-		return nil, fmt.Errorf("--xds: %w", err)
-	}
-	adminAddr, err := socketAddress(admin)
-	if err != nil {
-		return nil, fmt.Errorf("--admin-address: %w", err)
-	}
-	h2, err := anypb.New(&httpv3.HttpProtocolOptions{UpstreamProtocolOptions: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_{
-		ExplicitHttpConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig{ProtocolConfig: &httpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{
-			Http2ProtocolOptions: &corev3.Http2ProtocolOptions{}}}}})
-	if err != nil {
-		return nil, err
-	}
-	ads := func() *corev3.ConfigSource {
-		return &corev3.ConfigSource{ResourceApiVersion: corev3.ApiVersion_V3, ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}}}
-	}
-	b := &bootstrapv3.Bootstrap{
-		Node: &corev3.Node{Id: nodeID, Cluster: role, Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
-			xds.RoleKey: structpb.NewStringValue(role)}}},
-		DynamicResources: &bootstrapv3.Bootstrap_DynamicResources{
-			AdsConfig: &corev3.ApiConfigSource{
-				ApiType: corev3.ApiConfigSource_DELTA_GRPC, TransportApiVersion: corev3.ApiVersion_V3,
-				GrpcServices: []*corev3.GrpcService{{TargetSpecifier: &corev3.GrpcService_EnvoyGrpc_{
-					EnvoyGrpc: &corev3.GrpcService_EnvoyGrpc{ClusterName: xdsCluster}}}},
-			},
-			LdsConfig: ads(),
-			CdsConfig: ads(),
+func envoySDSCommand(stdout io.Writer) *cobra.Command {
+	var tlsDir, out string
+	cmd := &cobra.Command{
+		Use:   "sds --tls-dir DIR --out SDSDIR",
+		Short: "Write the SDS files naming a certificate folder, for Envoy's mutual TLS",
+		Long: "Writes " + envoysds.CertificateFile + " (the certificate and key of --tls-dir) and " + envoysds.ValidationFile + "\n" +
+			"(its CA) into --out. They hold file names, never keys: --tls-dir is the folder as Envoy sees it\n" +
+			"(absolute), and Envoy re-reads the files when it changes. A bootstrap made with\n" +
+			"`gatehouse envoy bootstrap --xds-tls-dir DIR --sds-dir SDSDIR` and Settings\n" +
+			"spec.extauth.tls.sdsDir name these files.",
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if out == "" {
+				return exit(2, errors.New("envoy sds: --out is required"))
+			}
+			if err := envoysds.Write(tlsDir, out); err != nil {
+				return exit(2, fmt.Errorf("envoy sds: %w", err))
+			}
+			_, err := fmt.Fprintf(stdout, "wrote %s and %s in %s\n", envoysds.CertificateFile, envoysds.ValidationFile, out)
+			return err
 		},
-		StaticResources: &bootstrapv3.Bootstrap_StaticResources{Clusters: []*clusterv3.Cluster{{
-			Name:                          xdsCluster,
-			ClusterDiscoveryType:          &clusterv3.Cluster_Type{Type: clusterv3.Cluster_STRICT_DNS},
-			ConnectTimeout:                durationpb.New(5 * time.Second),
-			TypedExtensionProtocolOptions: map[string]*anypb.Any{"envoy.extensions.upstreams.http.v3.HttpProtocolOptions": h2},
-			LoadAssignment: &endpointv3.ClusterLoadAssignment{ClusterName: xdsCluster, Endpoints: []*endpointv3.LocalityLbEndpoints{{
-				LbEndpoints: []*endpointv3.LbEndpoint{{HostIdentifier: &endpointv3.LbEndpoint_Endpoint{Endpoint: &endpointv3.Endpoint{
-					Address: xdsAddr}}}}}}},
-		}}},
-		Admin: &bootstrapv3.Admin{Address: adminAddr},
 	}
-	if err := b.ValidateAll(); err != nil {
-		return nil, err
-	}
-	var inner httpv3.HttpProtocolOptions
-	if err := h2.UnmarshalTo(&inner); err != nil {
-		return nil, err
-	}
-	if err := inner.ValidateAll(); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-func socketAddress(hostport string) (*corev3.Address, error) {
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		return nil, err
-	}
-	p, err := strconv.ParseUint(port, 10, 16)
-	if err != nil || p == 0 {
-		return nil, fmt.Errorf("%q: port must be 1-65535", hostport)
-	}
-	return &corev3.Address{Address: &corev3.Address_SocketAddress{SocketAddress: &corev3.SocketAddress{
-		Address: host, PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: uint32(p)}}}}, nil
+	cmd.Flags().StringVar(&tlsDir, "tls-dir", "", "the certificate folder (tls.crt, tls.key, ca.crt) as Envoy sees it (absolute)")
+	cmd.Flags().StringVar(&out, "out", "", "the folder to write the SDS files into")
+	return cmd
 }

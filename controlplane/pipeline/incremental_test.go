@@ -98,6 +98,15 @@ func TestEditKeepsUnchangedPointers(t *testing.T) {
 				"Listener http",
 			},
 		},
+		{
+			// Mutual TLS to the extauth server: only its cluster is built again (the
+			// listener's ext_authz filter names the same cluster).
+			name: "settings extauth tls",
+			old:  "# The examples",
+			new: "apiVersion: core.gatehouse.dev/v1\nkind: Settings\nmetadata: {name: default, namespace: gatehouse-system}\n" +
+				"spec: {extauth: {tls: {sdsDir: /etc/envoy}}}\n---\n# The examples",
+			want: []string{"Cluster gatehouse-system.extauth", "ClusterLoadAssignment gatehouse-system.extauth"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,7 +61,7 @@ type Cache struct {
 type roleCache struct {
 	listeners map[string]*listenerCache
 	clusters  modelCache[*Cluster, envoyCluster]
-	h2        string // the cluster built with HTTP/2
+	ext       Extauthz // the ext_authz server's cluster and TLS the clusters were built with (no Timeout)
 	secrets   modelCache[*TLSCert, *tlsv3.Secret]
 	// The maps last handed out: handed out again while nothing changes, and copied
 	// to make the next ones when something does (one map of each, not a working copy
@@ -198,19 +198,19 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 		}
 	}
 	out[resourcev3.SecretType] = rc.sdsOut
-	h2 := ""
+	var ext Extauthz
 	if p.Extauthz != nil {
-		h2 = p.Extauthz.Cluster
+		ext = Extauthz{Cluster: p.Extauthz.Cluster, TLSSDSDir: p.Extauthz.TLSSDSDir}
 	}
-	// The clusters whose HTTP/2 setting flips are built again.
+	// The clusters whose HTTP/2 or TLS setting changes are built again.
 	var rebuild func(*Cluster) bool
-	if h2 != rc.h2 {
-		old := rc.h2
-		rebuild = func(m *Cluster) bool { return m.Name == h2 || m.Name == old }
+	if ext != rc.ext {
+		old := rc.ext.Cluster
+		rebuild = func(m *Cluster) bool { return m.Name == ext.Cluster || m.Name == old }
 	}
-	rc.h2 = h2
+	rc.ext = ext
 	rc.clusters.update(p.Clusters, func(m *Cluster) envoyCluster {
-		cl, cla := EnvoyCluster(m, m.Name == h2)
+		cl, cla := EnvoyCluster(m, &ext)
 		if cla != nil {
 			cla = compact(cla)
 		}

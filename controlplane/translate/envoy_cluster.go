@@ -9,6 +9,9 @@ import (
 	upstreamhttpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"gatehouse.dev/gatehouse/internal/envoysds"
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // HTTPProtocolOptionsKey is the typed_extension_protocol_options key of a cluster's
@@ -19,8 +22,9 @@ const HTTPProtocolOptionsKey = "envoy.extensions.upstreams.http.v3.HttpProtocolO
 const ConnectTimeout = 5 * time.Second
 
 // EnvoyCluster builds the Envoy cluster of c, and its ClusterLoadAssignment when the
-// endpoints are served over EDS (nil otherwise). http2 makes the cluster speak HTTP/2
-// to its hosts, as the extauth server's gRPC needs.
+// endpoints are served over EDS (nil otherwise). When c is the ext_authz filter's server
+// (ext.Cluster; ext may be nil) the cluster speaks HTTP/2 to its hosts, as the extauth
+// server's gRPC needs, and mutual TLS when ext.TLSSDSDir is set (ExtauthzTLS).
 //
 // Host names vs IPs: EDS carries addresses, not names (Envoy refuses an EDS endpoint
 // that is not an IP), so a cluster whose hosts are all IPs is an EDS cluster fed over
@@ -28,9 +32,12 @@ const ConnectTimeout = 5 * time.Second
 // the proxy resolves the name itself, with the resolver and TTLs of the network the
 // traffic goes through, where the control plane resolving it would freeze one answer
 // and see another network's DNS. Discovered endpoints (Kubernetes) are IPs: EDS.
-func EnvoyCluster(c *Cluster, http2 bool) (*clusterv3.Cluster, *endpointv3.ClusterLoadAssignment) {
+func EnvoyCluster(c *Cluster, ext *Extauthz) (*clusterv3.Cluster, *endpointv3.ClusterLoadAssignment) {
 	out := &clusterv3.Cluster{Name: c.Name, ConnectTimeout: connectTimeout}
-	if http2 {
+	if ext != nil && ext.Cluster == c.Name {
+		if ext.TLSSDSDir != "" {
+			out.TransportSocket = ExtauthzTLS(ext.TLSSDSDir)
+		}
 		opts, err := anypb.New(&upstreamhttpv3.HttpProtocolOptions{
 			UpstreamProtocolOptions: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig_{
 				ExplicitHttpConfig: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig{
@@ -54,6 +61,17 @@ func EnvoyCluster(c *Cluster, http2 bool) (*clusterv3.Cluster, *endpointv3.Clust
 	}
 	out.ClusterDiscoveryType, out.EdsClusterConfig = edsType, edsConfig
 	return out, cla
+}
+
+// ExtauthzTLS is the transport socket of the extauth server's cluster with Settings
+// spec.extauth.tls: TLS 1.3, the proxy's certificate and CA from the SDS files in sdsDir,
+// and a server certificate naming the extauth role (envoysds.UpstreamTLS).
+func ExtauthzTLS(sdsDir string) *corev3.TransportSocket {
+	ts, err := envoysds.TransportSocket(sdsDir, mtls.RoleExtauth)
+	if err != nil {
+		panic("translate: " + err.Error()) // SettingsOf checked sdsDir
+	}
+	return ts
 }
 
 // What every EDS cluster has alike, built once and shared (messages are never modified

@@ -40,6 +40,9 @@ type Listener struct {
 type Extauthz struct {
 	Cluster string        `json:"cluster"`
 	Timeout time.Duration `json:"timeout"`
+	// TLSSDSDir, when set, makes the cluster mutual TLS with the certificates of the SDS
+	// files in that folder on the proxy (Settings spec.extauth.tls.sdsDir).
+	TLSSDSDir string `json:"tlsSdsDir,omitempty"`
 }
 
 // VirtualHost is the translation of one VirtualService.

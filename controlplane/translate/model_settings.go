@@ -5,6 +5,7 @@ import (
 	"time"
 
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/internal/envoysds"
 )
 
 // DefaultExtauthzServer is the Upstream of the extauth server when Settings name none.
@@ -18,6 +19,9 @@ type Settings struct {
 	RequestTimeout time.Duration `json:"requestTimeout"`
 	// ExtauthzServer is the id of the Upstream of the extauth server.
 	ExtauthzServer string `json:"extauthzServer"`
+	// ExtauthTLSSDSDir, when set, is the folder of the SDS files on every gateway proxy
+	// (spec.extauth.tls.sdsDir): the proxies reach the extauth server over mutual TLS.
+	ExtauthTLSSDSDir string `json:"extauthTlsSdsDir,omitempty"`
 	// DevMode enables the deprecated debug endpoint.
 	DevMode bool `json:"devMode"`
 }
@@ -48,6 +52,13 @@ func SettingsOf(s *apiv1.Settings) (Settings, error) {
 				out.ExtauthzServer = r.ID(s.Metadata.Namespace)
 			}
 		}
+		if t := e.TLS; t != nil {
+			if err := envoysds.CheckDir(t.SDSDir); err != nil {
+				errs.addf("spec.extauth.tls.sdsDir", "%v", err)
+			} else {
+				out.ExtauthTLSSDSDir = t.SDSDir
+			}
+		}
 	}
 	if err := errs.err("settings " + s.Metadata.ID()); err != nil {
 		return DefaultSettings(), err
@@ -57,5 +68,5 @@ func SettingsOf(s *apiv1.Settings) (Settings, error) {
 
 // String is a one-line summary for logs.
 func (s Settings) String() string {
-	return fmt.Sprintf("requestTimeout=%s extauthzServer=%s devMode=%t", s.RequestTimeout, s.ExtauthzServer, s.DevMode)
+	return fmt.Sprintf("requestTimeout=%s extauthzServer=%s extauthTlsSdsDir=%q devMode=%t", s.RequestTimeout, s.ExtauthzServer, s.ExtauthTLSSDSDir, s.DevMode)
 }

@@ -57,7 +57,7 @@ func Proxies(a Accepted) []*Proxy {
 		slices.SortFunc(p.Secrets, func(x, y *TLSCert) int { return strings.Compare(x.Name, y.Name) })
 	}
 	if a.Extauthz != nil {
-		p.Extauthz = &Extauthz{Cluster: a.Extauthz.Name, Timeout: a.Settings.RequestTimeout}
+		p.Extauthz = &Extauthz{Cluster: a.Extauthz.Name, Timeout: a.Settings.RequestTimeout, TLSSDSDir: a.Settings.ExtauthTLSSDSDir}
 	}
 	return []*Proxy{p}
 }
