@@ -43,7 +43,7 @@ spec: {static: {hosts: [{addr: 10.0.%d.%d, port: 8080}]}}
 apiVersion: enterprise.gateway.gatehouse.dev/v1
 kind: AuthConfig
 metadata: {name: auth-%d, namespace: apps}
-spec: {configs: [{pluginAuth: {name: required_header, config: {RequiredHeader: x-team, AllowedValues: [t%d]}}}]}
+spec: {configs: [{pluginAuth: {name: required_header, exportedSymbolName: Plugin, config: {RequiredHeader: x-team, AllowedValues: [t%d]}}}]}
 ---
 apiVersion: gateway.gatehouse.dev/v1
 kind: VirtualService

@@ -19,7 +19,7 @@ const authConfigDoc = `
 apiVersion: enterprise.gateway.gatehouse.dev/v1
 kind: AuthConfig
 metadata: {name: ac, namespace: %s}
-spec: {configs: [{pluginAuth: {name: required_header, config: {RequiredHeader: x-a, AllowedValues: [v0]}}}]}`
+spec: {configs: [{pluginAuth: {name: required_header, exportedSymbolName: Plugin, config: {RequiredHeader: x-a, AllowedValues: [v0]}}}]}`
 
 // inputSummary is what an Input holds: every resource's key, origin and hash, and every
 // problem, in order.

@@ -110,7 +110,7 @@ func TestDirectoryToRoles(t *testing.T) {
 kind: AuthConfig
 metadata: {name: second, namespace: gatehouse-system}
 spec:
-  configs: [{pluginAuth: {name: required_header}}]
+  configs: [{pluginAuth: {name: required_header, exportedSymbolName: Plugin}}]
 ---
 apiVersion: core.gatehouse.dev/v1
 kind: Settings

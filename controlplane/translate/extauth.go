@@ -7,7 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
+	"unicode"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -108,16 +111,50 @@ func pluginStep(p *apiv1.PluginAuth, path string, errs *fieldErrors) *extauthv1.
 		}
 		conf = s
 	}
+	namesOK := pluginNames(p, path, errs)
 	pa := &extauthv1.PluginAuth{
 		Name:               p.Name,
 		PluginFileName:     p.FileName(),
 		ExportedSymbolName: p.SymbolName(),
 		Config:             conf,
 	}
-	if !isolation(p, path, pa, errs) {
+	if !isolation(p, path, pa, errs) || !namesOK {
 		return nil
 	}
 	return &extauthv1.Step{Kind: &extauthv1.Step_PluginAuth{PluginAuth: pa}}
+}
+
+// pluginNames checks what extauth would refuse of a step's plugin file and symbol: a
+// file name that is not a plain name inside the plugin folder, and a symbol Go can
+// never export. Both were Accepted here and then NACKed by every extauth replica.
+func pluginNames(p *apiv1.PluginAuth, path string, errs *fieldErrors) bool {
+	ok := true
+	if f := p.FileName(); f != filepath.Base(f) || f == "." || f == ".." || strings.ContainsAny(f, "/\\\x00") {
+		errs.add(path+".pluginFileName", fmt.Sprintf("%q must be a plain file name inside the plugin folder (such as %s.so), not a path", f, p.Name))
+		ok = false
+	}
+	if sym := p.SymbolName(); !exportable(sym) {
+		field, why := path+".exportedSymbolName", fmt.Sprintf("%q is not a name Go can export from a plugin (an identifier that starts with an upper-case letter)", sym)
+		if p.ExportedSymbolName == "" {
+			why = fmt.Sprintf("is unset, so it defaults to the step's name %q, which Go can never export; set it to the variable the plugin exports, such as Plugin", p.Name)
+		}
+		errs.add(field, why)
+		ok = false
+	}
+	return ok
+}
+
+// exportable says whether name is an identifier Go exports.
+func exportable(name string) bool {
+	for i, r := range name {
+		switch {
+		case i == 0 && !unicode.IsUpper(r):
+			return false
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_':
+			return false
+		}
+	}
+	return name != ""
 }
 
 // isolation checks and copies isolation and memoryLimit into pa.

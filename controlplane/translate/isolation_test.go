@@ -17,12 +17,12 @@ func TestPluginIsolation(t *testing.T) {
 		wantLimit  int64
 		wantErr    string
 	}{
-		{name: "default", step: `{name: p}`},
-		{name: "in process", step: `{name: p, isolation: inProcess}`},
-		{name: "process with a limit", step: `{name: p, isolation: process, memoryLimit: 256Mi}`, wantIso: "process", wantLimit: 256 << 20},
-		{name: "unknown", step: `{name: p, isolation: thread}`, wantErr: `spec.configs[0].pluginAuth.isolation: "thread" is not one of "inProcess", "process"`},
-		{name: "limit in process", step: `{name: p, memoryLimit: 1Gi}`, wantErr: "spec.configs[0].pluginAuth.memoryLimit: applies only with isolation: process"},
-		{name: "bad limit", step: `{name: p, isolation: process, memoryLimit: lots}`, wantErr: `spec.configs[0].pluginAuth.memoryLimit: "lots" is not a positive quantity`},
+		{name: "default", step: `{name: p, exportedSymbolName: Plugin}`},
+		{name: "in process", step: `{name: p, exportedSymbolName: Plugin, isolation: inProcess}`},
+		{name: "process with a limit", step: `{name: p, exportedSymbolName: Plugin, isolation: process, memoryLimit: 256Mi}`, wantIso: "process", wantLimit: 256 << 20},
+		{name: "unknown", step: `{name: p, exportedSymbolName: Plugin, isolation: thread}`, wantErr: `spec.configs[0].pluginAuth.isolation: "thread" is not one of "inProcess", "process"`},
+		{name: "limit in process", step: `{name: p, exportedSymbolName: Plugin, memoryLimit: 1Gi}`, wantErr: "spec.configs[0].pluginAuth.memoryLimit: applies only with isolation: process"},
+		{name: "bad limit", step: `{name: p, exportedSymbolName: Plugin, isolation: process, memoryLimit: lots}`, wantErr: `spec.configs[0].pluginAuth.memoryLimit: "lots" is not a positive quantity`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

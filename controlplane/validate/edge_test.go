@@ -24,7 +24,7 @@ spec: {static: {hosts: [{addr: 127.0.0.1, port: 8083}]}}
 	authConfig = `apiVersion: enterprise.gateway.gatehouse.dev/v1
 kind: AuthConfig
 metadata: {name: ac}
-spec: {configs: [{pluginAuth: {name: required_header}}]}
+spec: {configs: [{pluginAuth: {name: required_header, exportedSymbolName: Plugin}}]}
 `
 )
 
