@@ -37,6 +37,7 @@ var commands = []func(stdout, stderr io.Writer) *cobra.Command{
 	proxyCommand,
 	envoyCommand,
 	debugCommand,
+	certsCommand,
 }
 
 // run executes the CLI with args and returns the process exit code.
