@@ -87,6 +87,7 @@ func TestCLIReadsTheCluster(t *testing.T) {
 	client, _ := env.Clients(t)
 	ns := fmt.Sprintf("gh-cli-%d", time.Now().UnixNano()%1e9)
 	apps := ns + "-apps"
+	runCertJobs(t, gh)
 	sh(t, gh, "install", "-n", ns)
 	t.Cleanup(func() { sh(t, gh, "uninstall", "-n", ns) })
 	if _, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: apps}}, metav1.CreateOptions{}); err != nil {

@@ -37,10 +37,17 @@ func sh(t *testing.T, bin string, args ...string) string {
 func TestReadmeKubernetesSession(t *testing.T) {
 	gh := testbin.Gatehouse(t)
 	root := testbin.Root(t)
+	runCertJobs(t, gh)
 
 	out := sh(t, gh, "install")
 	if !strings.Contains(out, "installed gatehouse") || !strings.Contains(out, "in namespace gatehouse-system") {
 		t.Fatalf("gatehouse install said:\n%s", out)
+	}
+	// The install's hook Job made the certificate Secrets every component mounts.
+	for _, want := range []string{"gatehouse-ca", "gatehouse-controlplane-tls", "gatehouse-extauth-tls", "gatehouse-proxy-gateway-proxy-tls"} {
+		if got := sh(t, env.Kubectl, "get", "secret", "-n", "gatehouse-system", want, "-o", "name"); strings.TrimSpace(got) != "secret/"+want {
+			t.Errorf("secret %s: %q", want, got)
+		}
 	}
 	for _, want := range []string{"controlplane", "extauth", "gateway-proxy"} {
 		if got := sh(t, env.Kubectl, "get", "deployment", "-n", "gatehouse-system", want, "-o", "name"); strings.TrimSpace(got) != "deployment.apps/"+want {
