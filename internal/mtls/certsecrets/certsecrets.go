@@ -102,7 +102,8 @@ type secretClient interface {
 	Update(ctx context.Context, s *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error)
 }
 
-// write creates s when old is nil, else replaces old's type-compatible data and labels.
+// write creates s when old is nil, else replaces old's data with s's, keeping old's
+// labels and annotations; o.Labels are set on it either way.
 func write(ctx context.Context, secrets secretClient, o Options, old, s *corev1.Secret) error {
 	s.Namespace = o.Namespace
 	s.Labels = map[string]string{}
