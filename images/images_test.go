@@ -13,11 +13,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"helm.sh/helm/v3/pkg/chart/loader"
+
 	"gatehouse.dev/gatehouse/build/image"
 	"gatehouse.dev/gatehouse/internal/version"
 )
 
-var dockerfiles = []string{"extauth/Dockerfile", "plugin/Dockerfile", "plugin-builder/Dockerfile"}
+var dockerfiles = []string{"extauth/Dockerfile", "gatehouse/Dockerfile", "plugin/Dockerfile", "plugin-builder/Dockerfile"}
 
 // instruction returns the arguments of every line of the Dockerfile at path that starts
 // with keyword (continuation lines are not joined; the checked instructions fit on one).
@@ -81,6 +83,14 @@ func TestDockerfileContents(t *testing.T) {
 			`ENTRYPOINT ["/usr/local/bin/gatehouse"]`,
 			`CMD ["extauth", "--plugin-dir", "/auth-plugins", "--listen", ":8083"]`,
 		}},
+		{"gatehouse/Dockerfile", []string{
+			"RUN CGO_ENABLED=1 go build -trimpath",
+			"FROM debian:bookworm-slim",
+			"USER 65532:65532",
+			"EXPOSE 9977 9091",
+			`ENTRYPOINT ["/usr/local/bin/gatehouse"]`,
+			`CMD ["controlplane", "--kube", "--xds-listen", ":9977", "--admin-listen", ":9091"]`,
+		}},
 		{"plugin-builder/Dockerfile", []string{
 			"RUN CGO_ENABLED=1 go build -trimpath",
 			"COPY --from=build /out/gatehouse /usr/local/bin/gatehouse",
@@ -132,5 +142,52 @@ func TestPluginDockerfileMatchesLayout(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("plugin/Dockerfile does not contain %q", want)
 		}
+	}
+}
+
+// TestEveryChartImageHasADockerfile: each gatehouse/<name> image the chart's values name
+// is built by images/<name>/Dockerfile (the control plane's gatehouse/gatehouse had none).
+func TestEveryChartImageHasADockerfile(t *testing.T) {
+	chrt, err := loader.Load("../deploy/helm/gatehouse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var repos []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if r, ok := v["repository"].(string); ok {
+				repos = append(repos, r)
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(chrt.Values)
+	ours := 0
+	for _, r := range repos {
+		name, ok := strings.CutPrefix(r, "gatehouse/")
+		if !ok {
+			continue // Envoy, Redis: their own projects' images
+		}
+		ours++
+		path := name + "/Dockerfile"
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Errorf("the chart runs image %s, but images/%s does not build it: %v", r, path, err)
+			continue
+		}
+		if want := "-f images/" + path + " -t " + r + ":"; !strings.Contains(string(b), want) {
+			t.Errorf("images/%s: no build command %q in its header", path, want)
+		}
+	}
+	if ours < 2 {
+		t.Errorf("found %d gatehouse images in the chart's values (%v); want the control plane's and extauth's", ours, repos)
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
-func certsCommand(stdout, _ io.Writer) *cobra.Command {
+// certsCommand groups the verbs that make the certificates of mutual TLS between the
+// components (internal/mtls): files (generate) and Kubernetes Secrets (kube).
+func certsCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "certs", Short: "Certificates for mutual TLS between the control plane, extauth and the gateway proxies"}
 	o := mtls.GenerateOptions{}
 	gen := &cobra.Command{
@@ -46,6 +48,6 @@ func certsCommand(stdout, _ io.Writer) *cobra.Command {
 	gen.Flags().DurationVar(&o.CALifetime, "ca-lifetime", mtls.DefaultCALifetime, "lifetime of a new CA")
 	gen.Flags().BoolVar(&o.RotateCA, "rotate-ca", false, "make a new CA; the previous one stays trusted until --retire-previous-ca")
 	gen.Flags().BoolVar(&o.RetirePreviousCA, "retire-previous-ca", false, "stop trusting the CA that --rotate-ca replaced")
-	cmd.AddCommand(gen)
+	cmd.AddCommand(gen, certsKubeCommand(stdout, stderr))
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	"helm.sh/helm/v3/pkg/action"
@@ -20,6 +21,10 @@ func init() { commands = append(commands, installCommand, uninstallCommand) }
 
 // releaseName is the Helm release `gatehouse install` makes.
 const releaseName = "gatehouse"
+
+// installTimeout bounds the wait for the chart's hooks (the certificate Job); it is
+// Helm's own default.
+const installTimeout = 5 * time.Minute
 
 type clusterOptions struct {
 	kubeconfig, namespace string
@@ -74,6 +79,9 @@ func installCommand(stdout, stderr io.Writer) *cobra.Command {
 			}
 			in := action.NewInstall(cfg)
 			in.ReleaseName, in.Namespace, in.CreateNamespace = releaseName, o.namespace, true
+			// The certificate Job runs as a hook before the components start; Helm waits for
+			// it, and without a timeout it would wait forever for a Job that cannot run.
+			in.Timeout = installTimeout
 			rel, err := in.RunWithContext(cmd.Context(), chrt, vals)
 			if err != nil {
 				return fmt.Errorf("install: %w", err)

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -17,10 +19,10 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/snapshots"
 )
 
-// The control plane's Service in the chart and its admin port.
+// The control plane's pods in the chart and their admin port.
 const (
-	controlPlaneService = "controlplane"
-	controlPlaneAdmin   = "9091"
+	controlPlaneSelector = "gatehouse=controlplane"
+	controlPlaneAdmin    = "9091"
 )
 
 // kubeTarget is a cluster Gatehouse is installed in, in namespace.
@@ -61,18 +63,46 @@ func newKubeTarget(kubeconfig, namespace string) (*kubeTarget, error) {
 	return k, nil
 }
 
-// fetch reads an admin path through the API server's Service proxy: the API server picks
-// a ready endpoint of the control plane's Service and forwards the request to its pod.
+// fetch reads an admin path through the API server's pod proxy: the admin port is in no
+// Service (the chart keeps it off the network's front door), so the request goes to a
+// ready control-plane pod by name.
 func (k *kubeTarget) fetch(ctx context.Context, path string, data any) (snapshots.Status, error) {
-	base := k.client.CoreV1().RESTClient().Get().Namespace(k.namespace).Resource("services").
-		Name(controlPlaneService + ":" + controlPlaneAdmin).SubResource("proxy").URL().String()
+	pod, err := k.controlPlanePod(ctx)
+	if err != nil {
+		return snapshots.Status{}, err
+	}
+	base := k.client.CoreV1().RESTClient().Get().Namespace(k.namespace).Resource("pods").
+		Name(pod + ":" + controlPlaneAdmin).SubResource("proxy").URL().String()
 	st, err := snapshots.FetchVia(ctx, k.http, base, path, data)
 	if errors.Is(err, snapshots.ErrUnreachable) {
-		return st, fmt.Errorf("reaching the control plane's admin through the Kubernetes API server (Service %s/%s, port %s): %w; "+
-			"is Gatehouse installed in %s and its control plane ready (gatehouse check --kube -n %s)? --admin ADDR reads a control plane directly",
-			k.namespace, controlPlaneService, controlPlaneAdmin, errors.Unwrap(err), k.namespace, k.namespace)
+		return st, fmt.Errorf("reaching the control plane's admin through the Kubernetes API server (pod %s/%s, port %s): %w; "+
+			"is its control plane ready (gatehouse check --kube -n %s)? --admin ADDR reads a control plane directly",
+			k.namespace, pod, controlPlaneAdmin, errors.Unwrap(err), k.namespace)
 	}
 	return st, err
+}
+
+// controlPlanePod is the name of a ready control-plane pod of k.namespace (the first by
+// name, so that repeated commands read the same one).
+func (k *kubeTarget) controlPlanePod(ctx context.Context) (string, error) {
+	pods, err := k.client.CoreV1().Pods(k.namespace).List(ctx, metav1.ListOptions{LabelSelector: controlPlaneSelector})
+	if err != nil {
+		return "", fmt.Errorf("%w: listing the control plane's pods in %s: %w", snapshots.ErrUnreachable, k.namespace, err)
+	}
+	var ready []string
+	for _, p := range pods.Items {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
+				ready = append(ready, p.Name)
+			}
+		}
+	}
+	if len(ready) == 0 {
+		return "", fmt.Errorf("%w: no ready control-plane pod (%s) in namespace %s, of %d; is Gatehouse installed in %s and its control plane ready (gatehouse check --kube -n %s)? "+
+			"--admin ADDR reads a control plane directly", snapshots.ErrUnreachable, controlPlaneSelector, k.namespace, len(pods.Items), k.namespace, k.namespace)
+	}
+	slices.Sort(ready)
+	return ready[0], nil
 }
 
 // edge lists the custom resources of kind in every namespace with the status entry the

@@ -16,6 +16,8 @@ func ptr[T any](v T) *T { return &v }
 
 func intstrName(name string) intstr.IntOrString { return intstr.FromString(name) }
 
+func intstrInt(port int) intstr.IntOrString { return intstr.FromInt(port) }
+
 var (
 	pluginMount = corev1.VolumeMount{Name: "auth-plugins", MountPath: "/auth-plugins"}
 	tmpMount    = corev1.VolumeMount{Name: "tmp", MountPath: "/tmp"}

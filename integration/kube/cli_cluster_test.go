@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
@@ -79,15 +78,16 @@ func apply(t *testing.T, doc, apps string) {
 // TestCLIReadsTheCluster: with a kubeconfig and no --admin, `get` lists the custom
 // resources with the statuses the control plane wrote (Pending before it did), and
 // `proxy served-config` and `check` reach the control plane's admin through the API
-// server's Service proxy, the way they would in a cluster. There are no kubelets: the
-// control plane runs here as a process, its Pod and EndpointSlice are written as the
-// kubelet and the EndpointSlice controller would, and kubetest's pod network carries
-// the API server's request for the pod's IP to the process.
+// server's pod proxy (the admin port is in no Service), the way they would in a cluster.
+// There are no kubelets: the control plane runs here as a process, its Pod is written as
+// the kubelet would, and kubetest's pod network carries the API server's request for the
+// pod's IP to the process.
 func TestCLIReadsTheCluster(t *testing.T) {
 	gh := testbin.Gatehouse(t)
 	client, _ := env.Clients(t)
 	ns := fmt.Sprintf("gh-cli-%d", time.Now().UnixNano()%1e9)
 	apps := ns + "-apps"
+	runCertJobs(t, gh)
 	sh(t, gh, "install", "-n", ns)
 	t.Cleanup(func() { sh(t, gh, "uninstall", "-n", ns) })
 	if _, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: apps}}, metav1.CreateOptions{}); err != nil {
@@ -121,10 +121,10 @@ func TestCLIReadsTheCluster(t *testing.T) {
 		t.Errorf("get upstreams: want apps.echo Static Accepted\n%s", out)
 	}
 
-	// The Service has no endpoint yet: the API server says so, and so does the CLI.
+	// There is no control-plane pod yet: the CLI says so.
 	code, out := run(t, gh, "proxy", "served-config", "-n", ns)
-	if code != 2 || !strings.Contains(out, `no endpoints available for service "controlplane"`) || !strings.Contains(out, "gatehouse check --kube -n "+ns) {
-		t.Errorf("served-config without an endpoint: exit %d, want 2 naming the Service and the check\n%s", code, out)
+	if code != 2 || !strings.Contains(out, "no ready control-plane pod (gatehouse=controlplane) in namespace "+ns) || !strings.Contains(out, "gatehouse check --kube -n "+ns) {
+		t.Errorf("served-config without a control-plane pod: exit %d, want 2 naming the pods and the check\n%s", code, out)
 	}
 
 	const podIP = "10.244.0.10"
@@ -166,8 +166,8 @@ func rowHas(table string, cells ...string) bool {
 	return false
 }
 
-// controlPlanePod writes what a node and the EndpointSlice controller would for the
-// chart's control-plane pod: a running, ready Pod with ip, and the Service's endpoint.
+// controlPlanePod writes what a node would for the chart's control-plane pod: a running,
+// ready Pod with ip.
 func controlPlanePod(t *testing.T, c kubernetes.Interface, ns, ip string) {
 	t.Helper()
 	ctx := context.Background()
@@ -181,18 +181,6 @@ func controlPlanePod(t *testing.T, c kubernetes.Interface, ns, ip string) {
 		Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
 		ContainerStatuses: []corev1.ContainerStatus{{Name: "controlplane", Ready: true, Image: "gatehouse", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}
 	if _, err := c.CoreV1().Pods(ns).UpdateStatus(ctx, got, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	ready := true
-	port, name := int32(9091), "http-admin"
-	sl := &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: "controlplane-0", Namespace: ns, Labels: map[string]string{discoveryv1.LabelServiceName: "controlplane"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready},
-			TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "controlplane-0"}}},
-		Ports: []discoveryv1.EndpointPort{{Name: &name, Port: &port}},
-	}
-	if _, err := c.DiscoveryV1().EndpointSlices(ns).Create(ctx, sl, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

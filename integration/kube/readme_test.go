@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -37,10 +38,29 @@ func sh(t *testing.T, bin string, args ...string) string {
 func TestReadmeKubernetesSession(t *testing.T) {
 	gh := testbin.Gatehouse(t)
 	root := testbin.Root(t)
+	runCertJobs(t, gh)
 
 	out := sh(t, gh, "install")
 	if !strings.Contains(out, "installed gatehouse") || !strings.Contains(out, "in namespace gatehouse-system") {
 		t.Fatalf("gatehouse install said:\n%s", out)
+	}
+	// The install's hook Job made the certificate Secrets every component mounts.
+	for _, want := range []string{"gatehouse-ca", "gatehouse-controlplane-tls", "gatehouse-extauth-tls", "gatehouse-proxy-gateway-proxy-tls"} {
+		if got := sh(t, env.Kubectl, "get", "secret", "-n", "gatehouse-system", want, "-o", "name"); strings.TrimSpace(got) != "secret/"+want {
+			t.Errorf("secret %s: %q", want, got)
+		}
+	}
+	// docs/operating.md shows a second run, which keeps them all.
+	until := regexp.MustCompile(`\(until [0-9TZ:-]+\)`)
+	for _, st := range testbin.ConsoleSteps(testbin.DocBlock(t, "docs/operating.md", "<!-- kube-certs")) {
+		args := strings.Fields(st.Command)
+		if args[0] != "gatehouse" {
+			t.Fatalf("docs/operating.md shows %q; this test runs gatehouse commands only", st.Command)
+		}
+		got := until.ReplaceAllString(sh(t, gh, args[1:]...), "(until …)")
+		if want := until.ReplaceAllString(st.Output, "(until …)"); got != want {
+			t.Errorf("$ %s\n%s\nwant (as in docs/operating.md):\n%s", st.Command, got, want)
+		}
 	}
 	for _, want := range []string{"controlplane", "extauth", "gateway-proxy"} {
 		if got := sh(t, env.Kubectl, "get", "deployment", "-n", "gatehouse-system", want, "-o", "name"); strings.TrimSpace(got) != "deployment.apps/"+want {

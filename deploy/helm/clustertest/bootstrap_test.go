@@ -15,12 +15,14 @@ import (
 	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
-// TestGatewayProxyBootstrap: the bootstrap ConfigMap of every gateway proxy is what
-// `gatehouse envoy bootstrap` prints for its role and the release's control plane, and a
-// bootstrap Envoy's own validation accepts.
+// TestGatewayProxyBootstrap: without mutual TLS, the bootstrap ConfigMap of every gateway
+// proxy is what `gatehouse envoy bootstrap` prints for its role and the release's control
+// plane, and a bootstrap Envoy's own validation accepts.
 func TestGatewayProxyBootstrap(t *testing.T) {
 	gh := testbin.Gatehouse(t)
-	objs, err := render(t, "gatehouse-system", fullValues)
+	// files/envoy-bootstrap.yaml, the plain bootstrap; with mutual TLS (the default) the
+	// chart uses files/envoy-bootstrap-mtls.yaml, which `make generate` writes likewise.
+	objs, err := render(t, "gatehouse-system", fullValues+"mtls: {enabled: false}\n")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,9 +92,143 @@ unless config.authConfigs or config.configMap give a file.
 gatehouse.envoyBootstrap is a gateway proxy's Envoy bootstrap, from (dict "root" $ "name"
 PROXY): files/envoy-bootstrap.yaml, which `make generate` writes with `gatehouse envoy
 bootstrap` (so the chart and the command never differ), for the control plane of the
-release namespace and the role <namespace>~<proxy>. Envoy's --service-node gives each pod
+release namespace and the role <namespace>~<proxy>; files/envoy-bootstrap-mtls.yaml (xDS
+over mutual TLS) instead when gatehouse.mtls. Envoy's --service-node gives each pod
 its own node id.
 */}}
 {{- define "gatehouse.envoyBootstrap" -}}
+{{- if include "gatehouse.mtls" .root -}}
+{{- include "gatehouse.mtlsFile" (dict "root" .root "name" .name "file" "envoy-bootstrap-mtls.yaml") -}}
+{{- else -}}
 {{- .root.Files.Get "files/envoy-bootstrap.yaml" | replace "gh-proxy-name" .name | replace "gh-release-namespace" .root.Release.Namespace -}}
+{{- end -}}
+{{- end }}
+
+{{/*
+gatehouse.mtls is "true" when the components talk mutual TLS: mtls.enabled with this
+release's control plane (without it extauth is called by an Envoy of the user's, which
+holds no certificate of this release).
+*/}}
+{{- define "gatehouse.mtls" -}}
+{{- if and .Values.mtls.enabled .Values.controlPlane.enabled }}true{{ end -}}
+{{- end }}
+
+{{/* The folder every component's certificate Secret is mounted at. */}}
+{{- define "gatehouse.tlsDir" -}}/etc/gatehouse/tls{{- end }}
+
+{{/* gatehouse.proxyNames is the enabled gateway proxies' names, as a JSON list. */}}
+{{- define "gatehouse.proxyNames" -}}
+{{- $out := list -}}
+{{- range $key, $gp := .Values.gatewayProxies -}}
+{{- if $gp.enabled }}{{ $out = append $out (kebabcase $key) }}{{ end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end }}
+
+{{/*
+gatehouse.mtlsComponents is the certificates of the release as JSON {"items": [{name,
+secret, id, hosts}]}: what internal/mtls.Components makes for the release namespace
+(the control plane, extauth, one per gateway proxy), named as `gatehouse certs kube`
+names their Secrets (gatehouse-<component>-tls).
+*/}}
+{{- define "gatehouse.mtlsComponents" -}}
+{{- $ns := .Release.Namespace -}}
+{{- $td := .Values.mtls.trustDomain -}}
+{{- $items := list -}}
+{{- range $svc := list "controlplane" "extauth" -}}
+{{- $hosts := list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns) "localhost" "127.0.0.1" "::1" -}}
+{{- $items = append $items (dict "name" $svc "secret" (printf "gatehouse-%s-tls" $svc) "id" (printf "spiffe://%s/ns/%s/role/%s" $td $ns $svc) "hosts" $hosts) -}}
+{{- end -}}
+{{- range $name := include "gatehouse.proxyNames" . | fromJsonArray -}}
+{{- $items = append $items (dict "name" (printf "proxy-%s" $name) "secret" (printf "gatehouse-proxy-%s-tls" $name) "id" (printf "spiffe://%s/ns/%s/role/proxy/%s" $td $ns $name) "hosts" list) -}}
+{{- end -}}
+{{- toJson (dict "items" $items) -}}
+{{- end }}
+
+{{/* gatehouse.tlsVolume is the volume of a component's certificate Secret, from (dict "secret" NAME). */}}
+{{- define "gatehouse.tlsVolume" -}}
+- name: tls
+  secret:
+    secretName: {{ .secret }}
+{{- end }}
+
+{{/* gatehouse.tlsMount mounts the tls volume at gatehouse.tlsDir. */}}
+{{- define "gatehouse.tlsMount" -}}
+# A folder, not a subPath: the kubelet swaps the files when the Secret is renewed, and
+# the component reads them again.
+- name: tls
+  mountPath: {{ include "gatehouse.tlsDir" . }}
+  readOnly: true
+{{- end }}
+
+{{/*
+gatehouse.mtlsFile is a file of files/ that `make generate` writes for mutual TLS, with the
+placeholders of gatehouse.envoyBootstrap filled in, from (dict "root" $ "name" PROXY "file" F).
+*/}}
+{{- define "gatehouse.mtlsFile" -}}
+{{- $data := .root.Files.Get (printf "files/%s" .file) -}}
+{{- if not $data -}}
+{{- fail (printf "files/%s is missing from the chart: run make generate (or set mtls.enabled=false)" .file) -}}
+{{- end -}}
+{{- $data | replace "gh-proxy-name" .name | replace "gh-release-namespace" .root.Release.Namespace -}}
+{{- end }}
+
+{{/* gatehouse.certsHook is the annotations of a pre-install/pre-upgrade hook of weight (the argument). */}}
+{{- define "gatehouse.certsHook" -}}
+helm.sh/hook: pre-install,pre-upgrade
+helm.sh/hook-weight: {{ . | quote }}
+helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+{{- end }}
+
+{{/*
+gatehouse.certsPod is the pod template of the Job and the CronJob that run `gatehouse certs
+kube` with the control plane's image, from (dict "root" $ "serviceAccount" NAME).
+*/}}
+{{- define "gatehouse.certsPod" -}}
+{{- $root := .root -}}
+{{- $c := $root.Values.mtls.certificates -}}
+metadata:
+  labels:
+    {{- include "gatehouse.labels" $root | nindent 4 }}
+    gatehouse: certs
+spec:
+  serviceAccountName: {{ .serviceAccount }}
+  restartPolicy: OnFailure
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: 65532
+    runAsGroup: 65532
+    seccompProfile:
+      type: RuntimeDefault
+  containers:
+    - name: certs
+      image: {{ include "gatehouse.image" (dict "image" $root.Values.controlPlane.image "root" $root) | quote }}
+      imagePullPolicy: {{ $root.Values.controlPlane.image.pullPolicy | default "IfNotPresent" }}
+      args:
+        - certs
+        - kube
+        - --namespace
+        - {{ $root.Release.Namespace }}
+        - --prefix
+        - gatehouse
+        - --trust-domain
+        - {{ $root.Values.mtls.trustDomain | quote }}
+        - --lifetime
+        - {{ $c.lifetime | quote }}
+        - --ca-lifetime
+        - {{ $c.caLifetime | quote }}
+        {{- range include "gatehouse.proxyNames" $root | fromJsonArray }}
+        - --proxy
+        - {{ . }}
+        {{- end }}
+        - --label
+        - {{ printf "app.kubernetes.io/name=gatehouse,app.kubernetes.io/instance=%s,gatehouse=certs" $root.Release.Name | quote }}
+      resources:
+        requests:
+          cpu: 10m
+          memory: 32Mi
+        limits:
+          memory: 128Mi
+      securityContext:
+        {{- include "gatehouse.containerSecurityContext" $root | nindent 8 }}
 {{- end }}
