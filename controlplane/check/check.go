@@ -16,10 +16,10 @@ import (
 
 // Check names, in the order they run and print. Pods are checked only against
 // Kubernetes.
-var Names = []string{"deployments", "pods", "upstreams", "auth-configs", "secrets", "virtual-services", "proxies", "xds"}
+var Names = []string{"deployments", "pods", "sources", "upstreams", "auth-configs", "secrets", "virtual-services", "proxies", "xds"}
 
 var titles = map[string]string{
-	"deployments": "Deployments", "pods": "Pods", "upstreams": "Upstreams", "auth-configs": "AuthConfigs",
+	"deployments": "Deployments", "pods": "Pods", "sources": "Sources", "upstreams": "Upstreams", "auth-configs": "AuthConfigs",
 	"secrets": "Secrets", "virtual-services": "VirtualServices", "proxies": "Proxies", "xds": "xDS",
 }
 
@@ -103,6 +103,7 @@ type Health struct {
 var checks = map[string]func(*Health) (errs, warns []string){
 	"deployments":      deployments,
 	"pods":             pods,
+	"sources":          sources,
 	"upstreams":        kind("Upstream"),
 	"auth-configs":     kind("AuthConfig"),
 	"secrets":          kind("Secret"),

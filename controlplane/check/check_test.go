@@ -82,9 +82,9 @@ func TestRun(t *testing.T) {
 				h.Data.PublishErrors = map[string]string{xds.RoleExtauth: "inconsistent", xds.DefaultProxyRole: "invalid listener"}
 			},
 			errors: map[string][]string{
-				"deployments": {"control plane: cannot read x.yaml:3: yaml: bad (its last good resources keep serving)"},
-				"proxies":     {"proxy gatehouse-system~gateway-proxy: not published, the previous config keeps serving: invalid listener"},
-				"xds":         {"role extauth: not published, the previous configs keep serving: inconsistent"},
+				"sources": {"cannot read x.yaml:3: yaml: bad (its last good resources keep serving)"},
+				"proxies": {"proxy gatehouse-system~gateway-proxy: not published, the previous config keeps serving: invalid listener"},
+				"xds":     {"role extauth: not published, the previous configs keep serving: inconsistent"},
 			},
 		},
 		{
@@ -147,7 +147,7 @@ func TestRunWithoutSnapshot(t *testing.T) {
 	if err := r.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(b.String(), "Checking Deployments... 1 Errors!\n  control plane: no snapshot yet\nChecking Upstreams... Skipped (the control plane has no snapshot)\n") {
+	if !strings.HasPrefix(b.String(), "Checking Deployments... 1 Errors!\n  control plane: no snapshot yet\nChecking Sources... Skipped (the control plane has no snapshot)\nChecking Upstreams... Skipped (the control plane has no snapshot)\n") {
 		t.Errorf("text:\n%s", b.String())
 	}
 }

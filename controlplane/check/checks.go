@@ -52,15 +52,20 @@ func kind(k string) func(*Health) ([]string, []string) {
 	}
 }
 
+// sources checks the control plane could read every file (or object) of its source.
+func sources(h *Health) (errs, warns []string) {
+	for _, p := range h.Data.Problems {
+		errs = append(errs, "cannot read "+p.String()+" (its last good resources keep serving)")
+	}
+	return errs, nil
+}
+
 // deployments checks (on Kubernetes) every Deployment has its replicas available, the
-// control plane read every file and its Settings, an extauth server follows it when any
+// control plane read its Settings, an extauth server follows it when any
 // AuthConfig exists, and every proxy has a client.
 func deployments(h *Health) (errs, warns []string) {
 	if h.Workloads != nil {
 		errs = append(errs, workloadDeployments(h.Workloads)...)
-	}
-	for _, p := range h.Data.Problems {
-		errs = append(errs, "control plane: cannot read "+p.String()+" (its last good resources keep serving)")
 	}
 	settings, _ := kind("Settings")(h)
 	errs = append(errs, settings...)

@@ -138,7 +138,7 @@ func TestCLIReadsTheCluster(t *testing.T) {
 	code, out = run(t, gh, "check", "-n", ns)
 	for _, want := range []string{
 		"Checking Deployments... 4 Errors!\n  deployment " + ns + "/controlplane: 0 of 1 replicas available\n",
-		"Checking Pods... OK\n",
+		"Checking Pods... OK\nChecking Sources... OK\n",
 		"Checking Upstreams... OK\n",
 		"Checking VirtualServices... 1 Errors!\n",
 		apps + ".broken",

@@ -127,6 +127,7 @@ func TestCheckKube(t *testing.T) {
   deployment NS/gateway-proxy: 1 of 2 replicas available
 Checking Pods... 1 Errors!
   pod NS/extauth-2: Running, not ready (main: CrashLoopBackOff, 4 restarts)
+Checking Sources... OK
 Checking Upstreams... OK
 `, "NS", ns)
 	if code != 1 || !strings.HasPrefix(out, want) || !strings.HasSuffix(out, "2 Errors found!\n") {
