@@ -12,9 +12,18 @@ import (
 )
 
 // AdminHandler serves the extauth admin endpoints: /metrics, /logging (GET, PUT
-// {"level": …}), /debug/pprof/ and /auth-configs (the status of every AuthConfig).
-func AdminHandler(reg *Registry, gatherer prometheus.Gatherer) http.Handler {
+// {"level": …}), /debug/pprof/, /auth-configs (the status of every AuthConfig) and
+// /healthz (200 while gRPC health checking reports SERVING, 503 after SetNotServing: for
+// a probe that cannot present the client certificate the gRPC port requires).
+func AdminHandler(reg *Registry, gatherer prometheus.Gatherer, a *Authorizer) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if a != nil && !a.Serving() {
+			http.Error(w, "NOT_SERVING", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("SERVING\n"))
+	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	mux.Handle("/logging", logging.Handler())
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)

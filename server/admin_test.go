@@ -36,7 +36,9 @@ func TestAdminHandler(t *testing.T) {
 	reg.Apply(cfgs(cfg("ns.good", 0), cfg("ns.bad", 0)), nil)
 	promReg := prometheus.NewRegistry()
 	server.NewMetrics(promReg)
-	srv := httptest.NewServer(server.AdminHandler(reg, promReg))
+	authz := server.NewAuthorizer(reg, testLogger(t), nil)
+	server.NewGRPCServer(authz)
+	srv := httptest.NewServer(server.AdminHandler(reg, promReg, authz))
 	t.Cleanup(srv.Close)
 
 	tests := []struct {
@@ -76,6 +78,7 @@ func TestAdminHandler(t *testing.T) {
 		{name: "metrics is read-only", method: "POST", path: "/metrics", wantStatus: 405, wantLevel: "debug"},
 		{name: "pprof", method: "GET", path: "/debug/pprof/", wantStatus: 200, wantBody: "goroutine", wantLevel: "debug"},
 		{name: "unknown path", method: "GET", path: "/nope", wantStatus: 404, wantLevel: "debug"},
+		{name: "healthz while serving", method: "GET", path: "/healthz", wantStatus: 200, wantBody: "SERVING", wantLevel: "debug"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,5 +117,33 @@ func TestAdminHandler(t *testing.T) {
 				t.Errorf("level = %q, want %q", got, tt.wantLevel)
 			}
 		})
+	}
+}
+
+// TestAdminHealthzFollowsGRPCHealth: with mutual TLS on 8083 the kubelet's gRPC probe
+// cannot connect, and probing /metrics instead never saw SetNotServing (the plugin
+// version limit). /healthz answers 503 once health checking reports NOT_SERVING.
+func TestAdminHealthzFollowsGRPCHealth(t *testing.T) {
+	reg := server.NewRegistry(func(_ context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
+		return &chain.Chain{ID: cfg.GetConfigId()}, nil
+	}, testLogger(t))
+	authz := server.NewAuthorizer(reg, testLogger(t), nil)
+	server.NewGRPCServer(authz)
+	srv := httptest.NewServer(server.AdminHandler(reg, prometheus.NewRegistry(), authz))
+	t.Cleanup(srv.Close)
+	get := func() int {
+		resp, err := http.Get(srv.URL + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := get(); got != http.StatusOK {
+		t.Fatalf("/healthz = %d before SetNotServing", got)
+	}
+	authz.SetNotServing()
+	if got := get(); got != http.StatusServiceUnavailable {
+		t.Fatalf("/healthz = %d after SetNotServing, want 503", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
@@ -32,6 +33,8 @@ type Authorizer struct {
 	unknown  zerolog.Logger
 	inflight inflight
 	health   *health.Server // set by NewGRPCServer
+	// notServing is set by SetNotServing, for the admin's /healthz.
+	notServing atomic.Bool
 	// checkInfo is what interceptors are told about every Check, made once.
 	checkInfo *grpc.UnaryServerInfo
 }

@@ -27,9 +27,13 @@ func NewGRPCServer(a *Authorizer, opts ...grpc.ServerOption) *grpc.Server {
 // ext_authz service, while Checks are still answered: the way to have an orchestrator
 // take the process out of rotation and replace it (see the plugin version limit).
 func (a *Authorizer) SetNotServing() {
+	a.notServing.Store(true)
 	if a.health == nil {
 		return
 	}
 	a.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	a.health.SetServingStatus(authv3.Authorization_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_NOT_SERVING)
 }
+
+// Serving says whether health checking reports SERVING (SetNotServing not called).
+func (a *Authorizer) Serving() bool { return !a.notServing.Load() }

@@ -274,7 +274,7 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 		mux := http.NewServeMux()
 		mux.Handle("GET /zpages", e.tracing.Handler())
 		mux.Handle("GET /zpages/tracez", e.tracing.Handler())
-		mux.Handle("/", server.AdminHandler(e.reg, e.gatherer))
+		mux.Handle("/", server.AdminHandler(e.reg, e.gatherer, e.authz))
 		serveHTTP(ctx, g, e.log, "admin", e.o.admin, mux)
 	}
 }

@@ -291,7 +291,7 @@ func TestExtauthProbesOverMTLS(t *testing.T) {
 		values string
 		want   corev1.ProbeHandler
 	}{
-		{"{}", corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/metrics", Port: intstrName("http-admin")}}},
+		{"{}", corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstrName("http-admin")}}},
 		{"global: {extensions: {extAuth: {deployment: {stats: {enabled: false}}}}}", corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstrInt(8083)}}},
 	}
 	for _, tt := range tests {
