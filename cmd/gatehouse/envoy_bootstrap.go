@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"gatehouse.dev/gatehouse/controlplane/bootstrap"
 	"gatehouse.dev/gatehouse/controlplane/xds"
-	"gatehouse.dev/gatehouse/internal/envoybootstrap"
 	"gatehouse.dev/gatehouse/internal/envoysds"
 )
 
@@ -17,7 +17,7 @@ const defaultSDSDir = "/etc/envoy"
 
 func envoyCommand(stdout, _ io.Writer) *cobra.Command {
 	cmd := &cobra.Command{Use: "envoy", Short: "Configuration for stock Envoy"}
-	var o envoybootstrap.Options
+	var o bootstrap.Options
 	boot := &cobra.Command{
 		Use:   "bootstrap --xds ADDR --role NS~NAME",
 		Short: "Print /etc/envoy/envoy.yaml for a gateway proxy following the control plane",
@@ -40,11 +40,11 @@ func envoyCommand(stdout, _ io.Writer) *cobra.Command {
 				}
 				o.SDSDir = ""
 			}
-			b, err := envoybootstrap.Build(o)
+			b, err := bootstrap.Build(o)
 			if err != nil {
 				return exit(2, fmt.Errorf("envoy bootstrap: %w", err))
 			}
-			y, err := envoybootstrap.YAML(b)
+			y, err := bootstrap.YAML(b)
 			if err != nil {
 				return err
 			}

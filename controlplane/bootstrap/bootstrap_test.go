@@ -1,4 +1,4 @@
-package envoybootstrap_test
+package bootstrap_test
 
 import (
 	"regexp"
@@ -11,19 +11,19 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"sigs.k8s.io/yaml"
 
-	"gatehouse.dev/gatehouse/internal/envoybootstrap"
+	"gatehouse.dev/gatehouse/controlplane/bootstrap"
 	"gatehouse.dev/gatehouse/internal/envoysds"
 )
 
-func options() envoybootstrap.Options {
-	return envoybootstrap.Options{XDS: "controlplane.gh.svc:9977", Role: "gh~gw", NodeID: "gw-1", Admin: "127.0.0.1:19000"}
+func options() bootstrap.Options {
+	return bootstrap.Options{XDS: "controlplane.gh.svc:9977", Role: "gh~gw", NodeID: "gw-1", Admin: "127.0.0.1:19000"}
 }
 
 // reread is b as Envoy reads it from YAML: it must parse and pass ValidateAll, with the
 // typed configs it packs unpacked and valid too.
 func reread(t *testing.T, b *bootstrapv3.Bootstrap) *bootstrapv3.Bootstrap {
 	t.Helper()
-	y, err := envoybootstrap.YAML(b)
+	y, err := bootstrap.YAML(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,14 +49,14 @@ func reread(t *testing.T, b *bootstrapv3.Bootstrap) *bootstrapv3.Bootstrap {
 }
 
 func TestBuildPlain(t *testing.T) {
-	b, err := envoybootstrap.Build(options())
+	b, err := bootstrap.Build(options())
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := reread(t, b)
 	c := got.GetStaticResources().GetClusters()[0]
-	if c.GetName() != envoybootstrap.XDSCluster || c.GetTransportSocket() != nil {
-		t.Errorf("cluster %s, transport socket %v; want %s in plain text", c.GetName(), c.GetTransportSocket(), envoybootstrap.XDSCluster)
+	if c.GetName() != bootstrap.XDSCluster || c.GetTransportSocket() != nil {
+		t.Errorf("cluster %s, transport socket %v; want %s in plain text", c.GetName(), c.GetTransportSocket(), bootstrap.XDSCluster)
 	}
 	if got.GetNode().GetMetadata().GetFields()["role"].GetStringValue() != "gh~gw" || got.GetNode().GetId() != "gw-1" {
 		t.Errorf("node %v", got.GetNode())
@@ -68,7 +68,7 @@ func TestBuildPlain(t *testing.T) {
 func TestBuildMTLS(t *testing.T) {
 	o := options()
 	o.TLSDir, o.SDSDir = "/etc/gatehouse/tls", "/etc/envoy"
-	b, err := envoybootstrap.Build(o)
+	b, err := bootstrap.Build(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,19 +109,19 @@ func TestBuildMTLS(t *testing.T) {
 func TestBuildRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(*envoybootstrap.Options)
+		edit func(*bootstrap.Options)
 		err  string
 	}{
-		{"xds without port", func(o *envoybootstrap.Options) { o.XDS = "controlplane" }, "xds address"},
-		{"admin port 0", func(o *envoybootstrap.Options) { o.Admin = "127.0.0.1:0" }, "admin address"},
-		{"relative certificate folder", func(o *envoybootstrap.Options) { o.TLSDir, o.SDSDir = "tls", "/etc/envoy" }, "certificate folder: \"tls\" is not an absolute path"},
-		{"no SDS folder", func(o *envoybootstrap.Options) { o.TLSDir = "/etc/gatehouse/tls" }, "SDS folder: is required"},
-		{"SDS folder without certificate folder", func(o *envoybootstrap.Options) { o.SDSDir = "/etc/envoy" }, "certificate folder: is required"},
+		{"xds without port", func(o *bootstrap.Options) { o.XDS = "controlplane" }, "xds address"},
+		{"admin port 0", func(o *bootstrap.Options) { o.Admin = "127.0.0.1:0" }, "admin address"},
+		{"relative certificate folder", func(o *bootstrap.Options) { o.TLSDir, o.SDSDir = "tls", "/etc/envoy" }, "certificate folder: \"tls\" is not an absolute path"},
+		{"no SDS folder", func(o *bootstrap.Options) { o.TLSDir = "/etc/gatehouse/tls" }, "SDS folder: is required"},
+		{"SDS folder without certificate folder", func(o *bootstrap.Options) { o.SDSDir = "/etc/envoy" }, "certificate folder: is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := options()
 			tc.edit(&o)
-			_, err := envoybootstrap.Build(o)
+			_, err := bootstrap.Build(o)
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("err %v, want %q", err, tc.err)
 			}

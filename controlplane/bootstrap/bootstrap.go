@@ -1,7 +1,7 @@
-// Package envoybootstrap builds the bootstrap of a stock Envoy that is a Gatehouse
+// Package bootstrap builds the bootstrap of a stock Envoy that is a Gatehouse
 // gateway proxy: delta ADS to the control plane, the node's role, the admin address, and
 // optionally mutual TLS to the control plane with certificates from file-based SDS.
-package envoybootstrap
+package bootstrap
 
 import (
 	"fmt"
