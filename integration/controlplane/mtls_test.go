@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -166,6 +167,12 @@ func foreignCert(t *testing.T, certs string) string {
 func TestXDSRefusesWhoItCannotIdentify(t *testing.T) {
 	certs := generateCerts(t, "--proxy", "gateway-proxy,other")
 	s := startSystemTLS(t, "alpha", certs)
+	// A TLS Secret of the gateway proxy's HTTPS listener: what another proxy must never see.
+	pair := filepath.Join(certs, "proxy-gateway-proxy")
+	write(t, s.dir, "tls.yaml", fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: shop-tls, namespace: gatehouse-system}\ntype: kubernetes.io/tls\ndata:\n  tls.crt: %s\n  tls.key: %s\n---\n"+
+		"apiVersion: gateway.gatehouse.dev/v1\nkind: VirtualService\nmetadata: {name: shop, namespace: gatehouse-system}\nspec:\n  sslConfig: {secretRef: {name: shop-tls}}\n  virtualHost:\n    domains: [shop.example]\n    routes: [{routeAction: {single: {upstream: {name: echo}}}}]\n",
+		base64.StdEncoding.EncodeToString(readFile(t, filepath.Join(pair, mtls.CertFile))), base64.StdEncoding.EncodeToString(readFile(t, filepath.Join(pair, mtls.KeyFile)))))
+	s.expectStatus(t, "VirtualService", "shop", "Accepted", "gatehouse")
 	s.expect(t, "/", alpha, http.StatusOK)
 
 	otherCA := generateCerts(t)
@@ -238,9 +245,15 @@ func TestXDSRefusesWhoItCannotIdentify(t *testing.T) {
 		if a.resources != 0 || status.Code(a.err) != codes.InvalidArgument {
 			t.Errorf("a proxy asking for ExtAuthConfigs got %d resources, %v; want none and InvalidArgument", a.resources, a.err)
 		}
-		a = adsAttempt(t, s.xds, clientCreds(t, filepath.Join(certs, "proxy-other")), "reader", "gatehouse-system~other", xds.ClusterType, 2*time.Second)
-		if a.resources != 0 {
-			t.Errorf("another proxy's certificate received %d of the gateway proxy's clusters", a.resources)
+		a = adsAttempt(t, s.xds, clientCreds(t, filepath.Join(certs, "proxy-gateway-proxy")), "reader", xds.DefaultProxyRole, xds.SecretType, 2*time.Second)
+		if a.resources != 1 {
+			t.Errorf("the gateway proxy's certificate received %d Secrets, want its listener's one: %v", a.resources, a.err)
+		}
+		for _, typ := range []string{xds.ClusterType, xds.SecretType} {
+			a = adsAttempt(t, s.xds, clientCreds(t, filepath.Join(certs, "proxy-other")), "reader", "gatehouse-system~other", typ, 2*time.Second)
+			if a.resources != 0 {
+				t.Errorf("another proxy's certificate received %d of the gateway proxy's %s", a.resources, typ)
+			}
 		}
 	})
 
