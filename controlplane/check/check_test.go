@@ -56,7 +56,7 @@ func TestRun(t *testing.T) {
 		{
 			name:   "a client's NACK is an xds error",
 			edit:   func(h *check.Health) { h.Data.Resources = []snapshots.ResourceHealth{nacked} },
-			errors: map[string][]string{"xds": {"AuthConfig a.ac: Rejected by extauth/ex-1\n    a.ac: plugin missing"}},
+			errors: map[string][]string{"auth-configs": {"AuthConfig a.ac: Rejected by extauth/ex-1\n    a.ac: plugin missing"}},
 		},
 		{
 			name: "a client that has not answered, and one without a role",

@@ -28,7 +28,9 @@ func describe(r *snapshots.ResourceHealth, st validate.Status) string {
 	return b.String()
 }
 
-// kind checks validation's status of every resource of k.
+// kind checks every status of every resource of k: validation's, and a client's NACK
+// (so a rejected AuthConfig is listed under AuthConfigs, whoever rejected it, as
+// /statuses and extauth status show it).
 func kind(k string) func(*Health) ([]string, []string) {
 	return func(h *Health) (errs, warns []string) {
 		for i := range h.Data.Resources {
@@ -37,9 +39,6 @@ func kind(k string) func(*Health) ([]string, []string) {
 				continue
 			}
 			for _, st := range r.Statuses {
-				if st.ReportedBy != validate.ReportedBy {
-					continue // a client's NACK: the xds check reports it
-				}
 				switch st.State {
 				case validate.Rejected:
 					errs = append(errs, describe(r, st))
@@ -118,14 +117,6 @@ func xdsClients(h *Health) (errs, warns []string) {
 		}
 		for _, typ := range sortedKeys(c.Unanswered) {
 			errs = append(errs, fmt.Sprintf("node %q (role %s): has not ACKed the latest %s (%d responses unanswered)", c.Node, c.Role, shortType(typ), c.Unanswered[typ]))
-		}
-	}
-	for i := range h.Data.Resources {
-		r := &h.Data.Resources[i]
-		for _, st := range r.Statuses {
-			if st.ReportedBy != validate.ReportedBy && st.State == validate.Rejected {
-				errs = append(errs, describe(r, st))
-			}
 		}
 	}
 	return errs, warns

@@ -65,7 +65,7 @@ func TestCheck(t *testing.T) {
 	// client may be between a response and its answer for a moment.
 	testbin.Eventually(t, settle, func() error {
 		_, out, _ = cli(t, "", "check", "--admin", s.admin)
-		if !strings.Contains(out, "Checking xDS... 1 Errors!") || strings.Contains(out, "has not ACKed") {
+		if !strings.Contains(out, "Checking AuthConfigs... 1 Errors!") || strings.Contains(out, "has not ACKed") {
 			return fmt.Errorf("no NACK in check yet:\n%s", out)
 		}
 		if !*update && !goldenEqual(t, "check_broken.golden", normalize(t, out, dir)) {
@@ -79,9 +79,9 @@ func TestCheck(t *testing.T) {
 	if err := json.Unmarshal([]byte(jsonOut), &report); err != nil || report.Healthy || report.Errors == 0 || code != 1 {
 		t.Errorf("check -o json on a broken system: exit %d, %s (%v); want exit 1 and errors", code, jsonOut, err)
 	}
-	code, out, _ = cli(t, "", "check", "--admin", s.admin, "-x", "virtual-services,xds,deployments")
+	code, out, _ = cli(t, "", "check", "--admin", s.admin, "-x", "virtual-services,sources,auth-configs")
 	if code != 0 || strings.Contains(out, "VirtualServices") {
-		t.Errorf("check -x virtual-services,xds,deployments: exit %d\n%s", code, out)
+		t.Errorf("check -x virtual-services,sources,auth-configs: exit %d\n%s", code, out)
 	}
 	if code, _, stderr := cli(t, "", "check", "--admin", s.admin, "-x", "nope"); code != 2 || !strings.Contains(stderr, `"nope" is not a check`) {
 		t.Errorf("check -x nope: exit %d, %s", code, stderr)
