@@ -27,6 +27,7 @@ import (
 // srvProc is a running `gatehouse extauth` with its admin server, and a client for it.
 type srvProc struct {
 	bin, dir, admin string
+	config          string // the --config file
 	proc            *testbin.Process
 	client          authv3.AuthorizationClient
 }
@@ -46,7 +47,7 @@ func startSrv(t *testing.T, bin, dir, config string) *srvProc {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return &srvProc{bin: bin, dir: dir, admin: admin, proc: p, client: authv3.NewAuthorizationClient(conn)}
+	return &srvProc{bin: bin, dir: dir, admin: admin, config: cfg, proc: p, client: authv3.NewAuthorizationClient(conn)}
 }
 
 // srvAuthConfig is one AuthConfig document with a single plugin step; config is the

@@ -132,8 +132,18 @@ func testServerBadPlugins(t *testing.T, gatehouse string, b *abiBuilds, host *lo
 		config += srvAuthConfig(tc.name, tc.name, tc.name+".so", "Plugin", step)
 	}
 
-	s := startSrv(t, gatehouse, dir, config)
-	statuses := s.statuses(t)
+	// The good AuthConfig is served first, then the others are added: their builds run
+	// side by side, and a plugin-path clash is reported only against a plugin already
+	// open.
+	s := startSrv(t, gatehouse, dir, srvAuthConfig("good", "required_header", "required_header.so", "Plugin", srvGoodStep))
+	abiWrite(t, s.config, config)
+	var statuses map[string]server.Status
+	testbin.Eventually(t, 2*time.Minute, func() error {
+		if statuses = s.statuses(t); len(statuses) < len(cases)+1 {
+			return fmt.Errorf("%d of %d AuthConfigs have a status", len(statuses), len(cases)+1)
+		}
+		return nil
+	})
 	rejections := s.logs("error", "auth config rejected")
 
 	t.Run("the good AuthConfig serves", func(t *testing.T) {

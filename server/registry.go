@@ -305,23 +305,50 @@ func (r *Registry) buildAll(cfgs []*extauthv1.ExtAuthConfig, base map[string]*en
 
 // buildEach builds cfgs, at most MaxParallelBuilds at once, calling done (when not
 // nil) with each chain built as soon as it is, and returns the outcomes in order.
+// Configs whose first plugin step names the same file are built one after the other,
+// in order: the first of them trial-loads the file and the others find it loaded, as
+// when everything was built in turn, so what each reports does not depend on timing.
 func (r *Registry) buildEach(cfgs []*extauthv1.ExtAuthConfig, done func(id string, c *chain.Chain)) []built {
 	out := make([]built, len(cfgs))
+	var groups [][]int
+	byFile := map[string]int{}
+	for i, cfg := range cfgs {
+		file := firstPluginFile(cfg)
+		if g, ok := byFile[file]; ok && file != "" {
+			groups[g] = append(groups[g], i)
+			continue
+		}
+		byFile[file] = len(groups)
+		groups = append(groups, []int{i})
+	}
 	slots := make(chan struct{}, MaxParallelBuilds)
 	var wg sync.WaitGroup
-	for i, cfg := range cfgs {
+	for _, g := range groups {
 		slots <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-slots }()
-			e, err := r.buildEntry(cfg)
-			out[i] = built{cfg: cfg, entry: e, err: err}
-			if err == nil && done != nil {
-				done(cfg.GetConfigId(), e.chain)
+			for _, i := range g {
+				cfg := cfgs[i]
+				e, err := r.buildEntry(cfg)
+				out[i] = built{cfg: cfg, entry: e, err: err}
+				if err == nil && done != nil {
+					done(cfg.GetConfigId(), e.chain)
+				}
 			}
 		})
 	}
 	wg.Wait()
 	return out
+}
+
+// firstPluginFile is the plugin file of cfg's first plugin step ("" when it has none).
+func firstPluginFile(cfg *extauthv1.ExtAuthConfig) string {
+	for _, st := range cfg.GetSteps() {
+		if p := st.GetPluginAuth(); p != nil {
+			return p.GetPluginFileName()
+		}
+	}
+	return ""
 }
 
 // publish serves the chains of entries, and nothing else.

@@ -42,10 +42,12 @@ func (b *blockingBuilds) build(ctx context.Context, cfg *extauthv1.ExtAuthConfig
 func TestSlowBuildsDelayNoOtherConfig(t *testing.T) {
 	b := &blockingBuilds{fakeBuilds: newFakeBuilds(), slow: "ns.oidc", started: make(chan struct{}, 4), release: make(chan struct{})}
 	reg := server.NewRegistry(b.build, zerolog.Nop())
+	// An OIDC-only config (no plugin step), listed first: built in turn, it would hold ns.a.
+	oidc := func() *extauthv1.ExtAuthConfig { return &extauthv1.ExtAuthConfig{ConfigId: "ns.oidc"} }
 
 	// The first Apply: ns.a serves while ns.oidc's build still waits.
 	applied := make(chan []server.Status)
-	go func() { applied <- reg.Apply(cfgs(cfg("ns.a", time.Second), cfg("ns.oidc", time.Second)), nil) }()
+	go func() { applied <- reg.Apply(cfgs(oidc(), cfg("ns.a", time.Second)), nil) }()
 	<-b.started
 	waitServing(t, reg, "ns.a")
 	b.release <- struct{}{}
@@ -53,7 +55,7 @@ func TestSlowBuildsDelayNoOtherConfig(t *testing.T) {
 
 	// An unrelated edit does not build ns.oidc again.
 	done := make(chan []server.Status, 1)
-	go func() { done <- reg.Apply(cfgs(cfg("ns.a", 2*time.Second), cfg("ns.oidc", time.Second)), nil) }()
+	go func() { done <- reg.Apply(cfgs(oidc(), cfg("ns.a", 2*time.Second)), nil) }()
 	select {
 	case st := <-done:
 		if c, _ := reg.Lookup("ns.a"); c.Timeout != 2*time.Second {
@@ -67,7 +69,7 @@ func TestSlowBuildsDelayNoOtherConfig(t *testing.T) {
 	retried := make(chan []server.Status)
 	go func() { retried <- reg.RetryRejected() }()
 	<-b.started
-	go func() { done <- reg.Apply(cfgs(cfg("ns.a", 3*time.Second), cfg("ns.oidc", time.Second)), nil) }()
+	go func() { done <- reg.Apply(cfgs(oidc(), cfg("ns.a", 3*time.Second)), nil) }()
 	<-done
 	if c, _ := reg.Lookup("ns.a"); c.Timeout != 3*time.Second {
 		t.Error("an Apply waited for a retry")
