@@ -15,10 +15,6 @@ import (
 	"gatehouse.dev/gatehouse/deploy/helm"
 )
 
-// The install and uninstall verbs register themselves, so the command list in root.go
-// stays one line per feature.
-func init() { commands = append(commands, installCommand, uninstallCommand) }
-
 // releaseName is the Helm release `gatehouse install` makes.
 const releaseName = "gatehouse"
 

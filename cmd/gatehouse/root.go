@@ -38,6 +38,8 @@ var commands = []func(stdout, stderr io.Writer) *cobra.Command{
 	envoyCommand,
 	debugCommand,
 	certsCommand,
+	installCommand,
+	uninstallCommand,
 }
 
 // run executes the CLI with args and returns the process exit code.
