@@ -8,11 +8,9 @@ import (
 
 // startGCPercent is the garbage collector's GOGC until the first complete state is
 // published. A start allocates several times the heap it keeps (every file's bytes and
-// YAML nodes, the translation's and serialization's intermediates); at the default 100
-// the collector ran 14 times at 10,000 services, ~0.6 s of marking (gctrace), at 200
-// 9-10 times, 0.2-0.4 s. Higher settings saved little more and left a larger heap
-// until FreeOSMemory: at 400, ~440 MB resident when both roles were complete, against
-// ~400 MB at 100 and 200.
+// YAML nodes, the translation's and serialization's intermediates), so a higher GOGC
+// collects less often while it runs; higher than this saved little more and left a
+// larger heap until FreeOSMemory (BENCHMARKS.md, the control-plane section).
 const startGCPercent = 200
 
 // steadyGCPercent is GOGC once the start is over. Nearly all of the control plane's heap

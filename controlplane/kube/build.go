@@ -86,9 +86,8 @@ func (s *Source) buildChanged(dirty map[source.Key]bool) (*source.Input, bool) {
 // buildAll makes one complete Input of what the informers hold. Its resources are those
 // of the Input before wherever they did not change (the converted objects', or the
 // same version of a Secret or a discovered Upstream): validation keeps the resources
-// of the Input a version arrived in, and a resource copied into each Input's list
-// kept that whole list alive (at 10,000 VirtualServices created at once, ~200 MB of
-// lists of earlier Inputs).
+// of the Input a version arrived in, so a resource copied into each Input's list would
+// keep that whole list alive.
 func (s *Source) buildAll() *source.Input {
 	in := &source.Input{Source: s.Name()}
 	var all []*source.Resource

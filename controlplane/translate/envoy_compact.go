@@ -6,9 +6,8 @@ import (
 
 // compact is m as the cache keeps and hands it on: its field 1 (the name of a virtual
 // host, the cluster name of a ClusterLoadAssignment), and the rest of its
-// deterministic serialization as unknown fields. At 10k services the virtual hosts as
-// Envoy messages held ~18 MB (their serializations ~4 MB) and the ClusterLoadAssignments
-// ~6 MB (a message per endpoint, address and port). The xDS server serves the bytes
+// deterministic serialization as unknown fields, which takes a fraction of the memory
+// of the messages themselves (BENCHMARKS.md has the figures). The xDS server serves the bytes
 // (protobuf emits unknown fields verbatim, after field 1: the same bytes as the full
 // message), and decodes them when it checks what is new to it (xds.Expand), as do the
 // admin views. m must be new and not shared: its field 1 is cleared to serialize the
