@@ -82,15 +82,11 @@ func medianStart(starts []cpStart) cpStart {
 func runControlplaneSection(ctx context.Context, o cpOptions, bins binaries, procs *procSet, tmp string) (*cpResult, error) {
 	res := &cpResult{Options: o, Pinned: canPin()}
 	if res.Pinned {
-		restore, err := pinSelf(ctx, clientCPU)
+		release, err := pinClients(ctx)
 		if err != nil {
 			return nil, err
 		}
-		defer func() {
-			if err := restore(); err != nil {
-				progress("restoring this process's CPU affinity: " + err.Error())
-			}
-		}()
+		defer release()
 	}
 	clock, err := newCPUClock(ctx)
 	if err != nil {

@@ -79,15 +79,11 @@ func runMTLSSection(ctx context.Context, o options, bins binaries, procs *procSe
 // over rounds, times its start and edits edits of each of mtlsKinds, and stops it.
 func compareControlplane(ctx context.Context, edits, rounds int, bins binaries, procs *procSet, tmp, certs string, n int, clock cpuClock) ([]cpArm, error) {
 	if canPin() {
-		restore, err := pinSelf(ctx, clientCPU)
+		release, err := pinClients(ctx)
 		if err != nil {
 			return nil, err
 		}
-		defer func() {
-			if err := restore(); err != nil {
-				progress("restoring this process's CPU affinity: " + err.Error())
-			}
-		}()
+		defer release()
 	}
 	base := filepath.Join(tmp, fmt.Sprintf("controlplane-mtls-%d", n))
 	dir := filepath.Join(base, "resources")

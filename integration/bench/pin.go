@@ -50,3 +50,17 @@ func pinned(cpu, bin string, args ...string) (string, []string) {
 	}
 	return "taskset", append([]string{"-c", cpu, bin}, args...)
 }
+
+// pinClients pins this process (the bench's clients) to clientCPU and returns what
+// puts its affinity back, reporting (not failing on) an error doing so.
+func pinClients(ctx context.Context) (func(), error) {
+	restore, err := pinSelf(ctx, clientCPU)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		if err := restore(); err != nil {
+			progress("restoring this process's CPU affinity: " + err.Error())
+		}
+	}, nil
+}
