@@ -23,6 +23,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/pipeline"
 	"gatehouse.dev/gatehouse/controlplane/snapshots"
 	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/state"
 	"gatehouse.dev/gatehouse/controlplane/translate"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/logging"
@@ -41,6 +42,9 @@ type controlplaneOptions struct {
 	xdsTLSDir string
 	// debounce is how long --resources must be quiet after a change before it is read.
 	debounce time.Duration
+	// state is the state file ("": the default for --resources); noState turns it off.
+	state   string
+	noState bool
 }
 
 func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
@@ -66,13 +70,24 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 				return exit(2, err)
 			}
 			if ko.enabled {
-				src, err := newKubeSource(log, ko)
+				mem, saver := openState(log, o.statePath(), "", "kube")
+				src, err := newKubeSource(log, ko, mem)
 				if err != nil {
 					return exit(2, err)
 				}
-				return runControlplane(cmd.Context(), log, o, src)
+				return runControlplane(cmd.Context(), log, o, src, mem, saver)
 			}
-			return runControlplane(cmd.Context(), log, o, &source.Dir{Path: o.resources, Log: log, Debounce: o.debounce})
+			if o.state == "" && !o.noState {
+				if o.state, err = state.DefaultPath(o.resources); err != nil {
+					return exit(2, fmt.Errorf("controlplane: %w", err))
+				}
+			}
+			dir := &source.Dir{Path: o.resources, Log: log, Debounce: o.debounce}
+			mem, saver := openState(log, o.statePath(), o.resources, "dir "+o.resources)
+			if mem != nil {
+				dir.Memory = mem
+			}
+			return runControlplane(cmd.Context(), log, o, dir, mem, saver)
 		},
 	}
 	admin := defaultAdminListen
@@ -84,6 +99,8 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&o.resources, "resources", "", "folder of resource YAML files (watched)")
 	cmd.Flags().DurationVar(&o.debounce, "resources-debounce", source.DefaultDebounce,
 		"how long --resources must be quiet after a change before it is read again (an editor's writes are read once; added to every edit's latency)")
+	cmd.Flags().StringVar(&o.state, "state", "", "file that keeps what serves across restarts, so a resource that became invalid meanwhile keeps its last accepted version (holds Secrets: written 0600; default with --resources: under $XDG_STATE_HOME/gatehouse/controlplane, named after the folder; with --kube: none unless set)")
+	cmd.Flags().BoolVar(&o.noState, "no-state", false, "keep no state file: a restart serves only what decodes and validates then")
 	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", defaultXDSListen, "xDS (ADS) gRPC address")
 	cmd.Flags().StringVar(&o.xdsTLSDir, "xds-tls-dir", "", "certificate folder (tls.crt, tls.key, ca.crt; re-read when it changes): serve xDS over TLS 1.3 to clients with a certificate of that CA only, each served the role its certificate names")
 	cmd.Flags().StringVar(&o.devAdmin, "dev-admin-listen", defaultDevAdmin, "the deprecated developer API's address, served only while Settings spec.devMode is true (empty: never)")
@@ -113,7 +130,7 @@ type controlplane struct {
 	started func()
 }
 
-func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string) (*controlplane, error) {
+func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, mem *state.Memory, saver *state.Saver) (*controlplane, error) {
 	grpcOpts := xds.GRPCServerOptions()
 	xo := xds.Options{Log: log}
 	var certs *mtls.Folder
@@ -139,11 +156,18 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string) (*controlp
 	cp.runCtx = context.Background()
 	xo.Registerer, xo.OnNack, xo.Tracer = promReg, cp.nack, cp.tracer
 	cp.xds = xds.NewServer(xo)
-	cp.pipeline = pipeline.New(pipeline.Options{Log: log, PublishChanged: cp.publish, OnSettings: func(s translate.Settings) {
+	po := pipeline.Options{Log: log, PublishChanged: cp.publish, OnSettings: func(s translate.Settings) {
 		if cp.onSettings != nil {
 			cp.onSettings(s)
 		}
-	}})
+	}}
+	if mem != nil {
+		po.Memory = mem
+	}
+	if saver != nil {
+		po.OnServing = saver.Offer
+	}
+	cp.pipeline = pipeline.New(po)
 	cp.metrics = snapshots.NewMetrics(promReg, cp.pipeline.Overview)
 	cp.xds.Register(cp.grpc)
 	return cp, nil
@@ -211,8 +235,16 @@ func (cp *controlplane) nack(n xds.Nack) {
 	span.End()
 }
 
-func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source) error {
-	cp, err := newControlplane(log, o.xdsListen, o.xdsTLSDir)
+// statePath is the state file to use ("": none).
+func (o controlplaneOptions) statePath() string {
+	if o.noState {
+		return ""
+	}
+	return o.state
+}
+
+func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source, mem *state.Memory, saver *state.Saver) error {
+	cp, err := newControlplane(log, o.xdsListen, o.xdsTLSDir, mem, saver)
 	if err != nil {
 		return err
 	}
@@ -226,6 +258,9 @@ func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOpti
 		defer d.close()
 	}
 	cp.started = startGC()
+	if saver != nil {
+		g.Go(func() error { saver.Run(ctx); return nil })
+	}
 	cp.serve(ctx, g, src)
 	if o.admin != "" {
 		serveHTTP(ctx, g, log, "admin", o.admin, controlplaneAdmin(cp))

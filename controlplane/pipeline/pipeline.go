@@ -43,6 +43,14 @@ type Options struct {
 	// whenever they change (devMode, requestTimeout, extauthzServerRef), so what
 	// depends on them changes without a restart.
 	OnSettings func(translate.Settings)
+	// Memory, when set, is what served before this process started (the state
+	// store): at the first run, a resource whose version is rejected serves its
+	// remembered version, as it would its last accepted one after a live edit.
+	Memory source.Memory
+	// OnServing, when set, is called after every run that changed a status, with the
+	// serving version of every resource in key order, for the state store to keep.
+	// The resources are shared: never modify them.
+	OnServing func([]*source.Resource)
 }
 
 // Stages are the last run's stages. They are shared: never modify them. The xds stage
@@ -111,7 +119,11 @@ func (p *Pipeline) Apply(in *source.Input) {
 	p.run.Lock()
 	defer p.run.Unlock()
 	start := time.Now()
+	if p.first && p.o.Memory != nil {
+		p.valid.Remembered = p.o.Memory.Get
+	}
 	edge := p.valid.Validate(in)
+	p.valid.Remembered = nil // only what the first Input holds was serving before
 	proxies := p.proxies.of(edge.Accepted)
 	out := make(map[string]xds.Resources, len(proxies)+1)
 	changed := make(map[string]xds.Changed, len(proxies)+1)
@@ -144,6 +156,9 @@ func (p *Pipeline) Apply(in *source.Input) {
 		}
 	}
 	p.logStatuses(edge)
+	if p.o.OnServing != nil && (p.first || len(edge.Changed) > 0 || len(edge.Removed) > 0) {
+		p.o.OnServing(p.valid.Serving())
+	}
 
 	p.mu.Lock()
 	p.rawEdge = edge
