@@ -45,6 +45,8 @@ type controlplaneOptions struct {
 	// state is the state file ("": the default for --resources); noState turns it off.
 	state   string
 	noState bool
+	// ackBound is how long a new AuthConfig's routes wait for every extauth replica.
+	ackBound time.Duration
 }
 
 func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
@@ -100,6 +102,8 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 	cmd.Flags().DurationVar(&o.debounce, "resources-debounce", source.DefaultDebounce,
 		"how long --resources must be quiet after a change before it is read again (an editor's writes are read once; added to every edit's latency)")
 	cmd.Flags().StringVar(&o.state, "state", "", "file that keeps what serves across restarts, so a resource that became invalid meanwhile keeps its last accepted version (holds Secrets: written 0600; default with --resources: under $XDG_STATE_HOME/gatehouse/controlplane, named after the folder; with --kube: none unless set)")
+	cmd.Flags().DurationVar(&o.ackBound, "extauth-ack-timeout", pipeline.DefaultAckBound,
+		"how long routes naming a new AuthConfig wait for every connected extauth replica to acknowledge it before they reach the proxies anyway (the replicas that lag are logged)")
 	cmd.Flags().BoolVar(&o.noState, "no-state", false, "keep no state file: a restart serves only what decodes and validates then")
 	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", defaultXDSListen, "xDS (ADS) gRPC address")
 	cmd.Flags().StringVar(&o.xdsTLSDir, "xds-tls-dir", "", "certificate folder (tls.crt, tls.key, ca.crt; re-read when it changes): serve xDS over TLS 1.3 to clients with a certificate of that CA only, each served the role its certificate names")
@@ -130,7 +134,7 @@ type controlplane struct {
 	started func()
 }
 
-func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, mem *state.Memory, saver *state.Saver) (*controlplane, error) {
+func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound time.Duration, mem *state.Memory, saver *state.Saver) (*controlplane, error) {
 	grpcOpts := xds.GRPCServerOptions()
 	xo := xds.Options{Log: log}
 	var certs *mtls.Folder
@@ -155,12 +159,19 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, mem *state
 	cp.tracer = cp.tracing.Tracer("gatehouse/controlplane")
 	cp.runCtx = context.Background()
 	xo.Registerer, xo.OnNack, xo.Tracer = promReg, cp.nack, cp.tracer
+	xo.OnAcked = func(role, typeURL string) {
+		if role == xds.RoleExtauth && typeURL == xds.ExtAuthConfigType && cp.pipeline != nil {
+			cp.pipeline.Acked()
+		}
+	}
 	cp.xds = xds.NewServer(xo)
 	po := pipeline.Options{Log: log, PublishChanged: cp.publish, OnSettings: func(s translate.Settings) {
 		if cp.onSettings != nil {
 			cp.onSettings(s)
 		}
 	}}
+	po.AckBound = ackBound
+	po.ExtauthAcked = func(f func(string, map[string]string)) { cp.xds.EachAcked(xds.RoleExtauth, xds.ExtAuthConfigType, f) }
 	if mem != nil {
 		po.Memory = mem
 	}
@@ -182,6 +193,7 @@ func (cp *controlplane) serve(ctx context.Context, g *errgroup.Group, src source
 		cp.grpc.Stop() // xDS streams never end by themselves; clients reconnect
 		return nil
 	})
+	g.Go(func() error { cp.pipeline.Regate(ctx); return nil })
 	g.Go(func() error {
 		if err := src.Run(ctx, cp.apply); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("controlplane: resources: %w", err)
@@ -244,7 +256,7 @@ func (o controlplaneOptions) statePath() string {
 }
 
 func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source, mem *state.Memory, saver *state.Saver) error {
-	cp, err := newControlplane(log, o.xdsListen, o.xdsTLSDir, mem, saver)
+	cp, err := newControlplane(log, o.xdsListen, o.xdsTLSDir, o.ackBound, mem, saver)
 	if err != nil {
 		return err
 	}

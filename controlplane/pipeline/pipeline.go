@@ -51,6 +51,13 @@ type Options struct {
 	// serving version of every resource in key order, for the state store to keep.
 	// The resources are shared: never modify them.
 	OnServing func([]*source.Resource)
+	// ExtauthAcked, when set, reports every connected extauth replica and the
+	// ExtAuthConfigs it acknowledged (xds.Server.EachAcked for xds.RoleExtauth and
+	// xds.ExtAuthConfigType): a virtual host whose routes name a new AuthConfig then
+	// reaches the proxies only once every replica has it, or after AckBound (default
+	// DefaultAckBound). Call Acked whenever what they acknowledged changes.
+	ExtauthAcked func(f func(node string, acked map[string]string))
+	AckBound     time.Duration
 }
 
 // Stages are the last run's stages. They are shared: never modify them. The xds stage
@@ -92,6 +99,10 @@ type Pipeline struct {
 	xds     map[string]xds.Resources // the last run's xds stage: maps the translation edits in place during a run
 	rawEdge *validate.Edge           // the last edge, without client statuses
 	nacks   nackBook
+
+	gate   *gate
+	regate chan struct{} // a held virtual host may be released: run the proxies again
+	timer  *time.Timer   // releases held virtual hosts at the bound
 }
 
 // New returns a Pipeline; nothing runs until Run or Apply.
@@ -106,12 +117,43 @@ func New(o Options) *Pipeline {
 		publish := o.Publish
 		o.PublishChanged = func(role string, r xds.Resources, _ xds.Changed) error { return publish(role, cloneResources(r)) }
 	}
-	return &Pipeline{o: o, valid: validate.New(), cache: translate.NewCache(), first: true, nacks: nackBook{}}
+	p := &Pipeline{o: o, valid: validate.New(), cache: translate.NewCache(), first: true, nacks: nackBook{}, regate: make(chan struct{}, 1)}
+	p.gate = newGate(o.Log, o.AckBound, o.ExtauthAcked)
+	return p
+}
+
+// Acked tells the pipeline that what the extauth replicas acknowledged changed (an
+// ACK, a replica gone): virtual hosts held for them are published if they may be now.
+// It never blocks; the publishing runs on Run's goroutine.
+func (p *Pipeline) Acked() {
+	if !p.gate.waiting() {
+		return
+	}
+	select {
+	case p.regate <- struct{}{}:
+	default:
+	}
 }
 
 // Run feeds every Input of src through the stages until ctx ends or src fails.
 func (p *Pipeline) Run(ctx context.Context, src source.Source) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go p.Regate(ctx)
 	return src.Run(ctx, p.Apply)
+}
+
+// Regate publishes held virtual hosts as they may be (Acked, or their bound passed)
+// until ctx ends. Run runs it; a caller of Apply alone runs it beside.
+func (p *Pipeline) Regate(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.regate:
+			p.republishProxies()
+		}
+	}
 }
 
 // Apply runs the stages on one Input and publishes every role's resources.
@@ -124,10 +166,11 @@ func (p *Pipeline) Apply(in *source.Input) {
 	}
 	edge := p.valid.Validate(in)
 	p.valid.Remembered = nil // only what the first Input holds was serving before
-	proxies := p.proxies.of(edge.Accepted)
+	ext, extChanged := p.cache.ExtAuthConfigs(edge.ExtAuthConfigs)
+	p.gate.offer(extChanged, func(id string) bool { _, ok := ext[id]; return ok }, start)
+	proxies := p.proxiesOf(edge.Accepted, start)
 	out := make(map[string]xds.Resources, len(proxies)+1)
 	changed := make(map[string]xds.Changed, len(proxies)+1)
-	ext, extChanged := p.cache.ExtAuthConfigs(edge.ExtAuthConfigs)
 	out[xds.RoleExtauth] = xds.Resources{xds.ExtAuthConfigType: ext}
 	changed[xds.RoleExtauth] = xds.Changed{xds.ExtAuthConfigType: extChanged}
 	roles := []string{xds.RoleExtauth}

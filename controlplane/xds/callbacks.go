@@ -36,6 +36,9 @@ type streamBook struct {
 	ctx  context.Context // the stream's, for the peer's address in a refusal
 	// sent are the responses not answered yet, per type, oldest first.
 	sent map[string][]sentResponse
+	// acked is what the client acknowledged, per type: name → version (a delta
+	// client's; a state-of-the-world client's are its responses' versions).
+	acked map[string]map[string]string
 }
 
 type sentResponse struct {
@@ -44,6 +47,7 @@ type sentResponse struct {
 	// the response itself and its names are read only if it is NACKed.
 	names    []string
 	versions map[string]string
+	removed  []string
 	sotw     *discovery.DiscoveryResponse
 }
 
@@ -81,7 +85,7 @@ func (c *callbacks) OnStreamResponse(_ context.Context, id int64, _ *discovery.D
 }
 
 func (c *callbacks) OnStreamDeltaResponse(id int64, _ *discovery.DeltaDiscoveryRequest, resp *discovery.DeltaDiscoveryResponse) {
-	sr := sentResponse{nonce: resp.GetNonce(), versions: make(map[string]string, len(resp.GetResources()))}
+	sr := sentResponse{nonce: resp.GetNonce(), versions: make(map[string]string, len(resp.GetResources())), removed: resp.GetRemovedResources()}
 	for _, r := range resp.GetResources() {
 		sr.names = append(sr.names, r.GetName())
 		sr.versions[r.GetName()] = r.GetVersion()
@@ -134,11 +138,17 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 			break
 		}
 	}
+	if !nack && answered != nil && c.s.o.OnAcked != nil {
+		b.ack(typeURL, answered)
+	}
 	role, nodeID, identity := b.role, b.node, b.peer.ID
 	c.mu.Unlock()
 
 	if !nack {
 		c.s.metrics.acks.WithLabelValues(metricRole(role), typeURL).Inc()
+		if answered != nil && role != "" && c.s.o.OnAcked != nil {
+			c.s.o.OnAcked(role, typeURL)
+		}
 		return nil
 	}
 	c.s.metrics.nacks.WithLabelValues(metricRole(role), typeURL).Inc()
@@ -181,6 +191,52 @@ func (c *callbacks) closed(id streamID) {
 	c.mu.Unlock()
 	if b != nil && b.role != "" {
 		c.s.metrics.clients.WithLabelValues(b.role).Dec()
+		if c.s.o.OnAcked != nil {
+			for typeURL := range b.acked {
+				c.s.o.OnAcked(b.role, typeURL)
+			}
+		}
+	}
+}
+
+// ack records what an acknowledged response carried (c.mu held).
+func (b *streamBook) ack(typeURL string, sr *sentResponse) {
+	if b.acked == nil {
+		b.acked = map[string]map[string]string{}
+	}
+	held := b.acked[typeURL]
+	if sr.sotw != nil {
+		held = map[string]string{} // the response is the client's whole set of the type
+		names, versions := sr.resources()
+		for _, n := range names {
+			held[n] = versions[n]
+		}
+		b.acked[typeURL] = held
+		return
+	}
+	if held == nil {
+		held = make(map[string]string, len(sr.names))
+		b.acked[typeURL] = held
+	}
+	for _, n := range sr.removed {
+		delete(held, n)
+	}
+	for n, v := range sr.versions {
+		held[n] = v
+	}
+}
+
+// EachAcked calls f with every open stream of role (whose node named it) and what its
+// client acknowledged of typeURL, name → version (nil when nothing yet). f must not
+// keep or modify the map; it runs with the books locked, so it must be quick.
+func (s *Server) EachAcked(role, typeURL string, f func(node string, acked map[string]string)) {
+	c := s.cb
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.streams {
+		if b.role == role {
+			f(b.node, b.acked[typeURL])
+		}
 	}
 }
 
