@@ -160,7 +160,7 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound t
 	cp.runCtx = context.Background()
 	xo.Registerer, xo.OnNack, xo.Tracer = promReg, cp.nack, cp.tracer
 	xo.OnAcked = func(role, typeURL string) {
-		if role == xds.RoleExtauth && typeURL == xds.ExtAuthConfigType && cp.pipeline != nil {
+		if (typeURL == xds.ExtAuthConfigType || typeURL == xds.RouteType) && cp.pipeline != nil {
 			cp.pipeline.Acked()
 		}
 	}
@@ -171,6 +171,7 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound t
 		}
 	}}
 	po.AckBound = ackBound
+	po.ProxiesCaughtUp = func() bool { return cp.xds.CaughtUp(xds.RouteType) }
 	po.ExtauthAcked = func(f func(string, map[string]string)) { cp.xds.EachAcked(xds.RoleExtauth, xds.ExtAuthConfigType, f) }
 	if mem != nil {
 		po.Memory = mem

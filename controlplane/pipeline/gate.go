@@ -155,6 +155,13 @@ func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chu
 	return g.last, earliest
 }
 
+// lastHosts are the virtual hosts last handed to the proxies.
+func (g *gate) lastHosts() chunked.List[*translate.VirtualHost] {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.last
+}
+
 // waiting says whether the last gating held a virtual host back.
 func (g *gate) waiting() bool {
 	g.mu.Lock()

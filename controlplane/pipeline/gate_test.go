@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/pipeline"
 	"gatehouse.dev/gatehouse/controlplane/pipeline/pipelinetest"
 	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/xds"
 )
 
 // replicas are fake extauth replicas: what each acknowledged.
@@ -105,4 +107,45 @@ func TestALaggingReplicaHoldsRoutesOnlyUntilTheBound(t *testing.T) {
 		t.Fatal("served at once")
 	}
 	await(t, "the new virtual host after the bound", func() bool { return served(p, 1) })
+}
+
+// An AuthConfig removed with the routes that named it stays served to extauth until
+// every proxy acknowledged route configurations without those routes.
+func TestARemovedAuthConfigLeavesExtauthAfterItsRoutesLeaveTheProxies(t *testing.T) {
+	var pub published
+	var up atomic.Bool
+	p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), Publish: pub.publish,
+		ExtauthAcked: (&replicas{}).each, ProxiesCaughtUp: up.Load, AckBound: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Regate(ctx)
+	id := fmt.Sprintf("ns%02d.ac-%05d", 1%pipelinetest.Namespaces, 1)
+
+	p.Apply(input(2))
+	p.Apply(input(1))
+	if served(p, 1) {
+		t.Fatal("the removed virtual host still goes to the proxies")
+	}
+	if !pub.get(xds.RoleExtauth, xds.ExtAuthConfigType)[id] {
+		t.Fatal("the AuthConfig left extauth before the proxies acknowledged its routes' removal")
+	}
+	up.Store(true)
+	p.Acked()
+	await(t, "the AuthConfig gone from extauth", func() bool { return !pub.get(xds.RoleExtauth, xds.ExtAuthConfigType)[id] })
+
+	// An AuthConfig removed while a route still names it goes at once: the route is
+	// then closed (6b), not kept open.
+	up.Store(false)
+	in := input(2)
+	p.Apply(in)
+	var rs []source.Resource
+	for r := range in.Resources.All() {
+		if !(r.Kind == "AuthConfig" && r.Name == "ac-00001") {
+			rs = append(rs, *r)
+		}
+	}
+	p.Apply(source.NewInput("test", rs, nil))
+	if pub.get(xds.RoleExtauth, xds.ExtAuthConfigType)[id] {
+		t.Error("an AuthConfig a served route still names was retained")
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"context"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -58,6 +59,11 @@ type Options struct {
 	// DefaultAckBound). Call Acked whenever what they acknowledged changes.
 	ExtauthAcked func(f func(node string, acked map[string]string))
 	AckBound     time.Duration
+	// ProxiesCaughtUp, when set, says whether every connected proxy acknowledged the
+	// route configurations last published: an AuthConfig removed with the routes that
+	// named it then stays served to extauth until it is true (or AckBound passed).
+	// Call Acked whenever it may have become true.
+	ProxiesCaughtUp func() bool
 }
 
 // Stages are the last run's stages. They are shared: never modify them. The xds stage
@@ -100,9 +106,11 @@ type Pipeline struct {
 	rawEdge *validate.Edge           // the last edge, without client statuses
 	nacks   nackBook
 
-	gate   *gate
-	regate chan struct{} // a held virtual host may be released: run the proxies again
-	timer  *time.Timer   // releases held virtual hosts at the bound
+	gate     *gate
+	retain   retainer
+	retained atomic.Int32  // len(retain.kept), read without the run lock
+	regate   chan struct{} // a held virtual host or retained config may be released
+	timer    *time.Timer   // releases held virtual hosts and retained configs at the bound
 }
 
 // New returns a Pipeline; nothing runs until Run or Apply.
@@ -119,6 +127,7 @@ func New(o Options) *Pipeline {
 	}
 	p := &Pipeline{o: o, valid: validate.New(), cache: translate.NewCache(), first: true, nacks: nackBook{}, regate: make(chan struct{}, 1)}
 	p.gate = newGate(o.Log, o.AckBound, o.ExtauthAcked)
+	p.retain = retainer{bound: p.gate.bound, caughtUp: o.ProxiesCaughtUp}
 	return p
 }
 
@@ -126,7 +135,7 @@ func New(o Options) *Pipeline {
 // ACK, a replica gone): virtual hosts held for them are published if they may be now.
 // It never blocks; the publishing runs on Run's goroutine.
 func (p *Pipeline) Acked() {
-	if !p.gate.waiting() {
+	if !p.gate.waiting() && p.retained.Load() == 0 {
 		return
 	}
 	select {
@@ -152,6 +161,7 @@ func (p *Pipeline) Regate(ctx context.Context) {
 			return
 		case <-p.regate:
 			p.republishProxies()
+			p.releaseRetained()
 		}
 	}
 }
@@ -168,7 +178,13 @@ func (p *Pipeline) Apply(in *source.Input) {
 	p.valid.Remembered = nil // only what the first Input holds was serving before
 	ext, extChanged := p.cache.ExtAuthConfigs(edge.ExtAuthConfigs)
 	p.gate.offer(extChanged, func(id string) bool { _, ok := ext[id]; return ok }, start)
+	before := p.gate.lastHosts()
 	proxies := p.proxiesOf(edge.Accepted, start)
+	ext, extChanged = p.retain.update(ext, extChanged, before, p.gate.lastHosts(), p.rawEdgeLocked(), start)
+	p.retained.Store(int32(len(p.retain.kept)))
+	if len(p.retain.kept) > 0 {
+		p.arm(start.Add(p.retain.bound))
+	}
 	out := make(map[string]xds.Resources, len(proxies)+1)
 	changed := make(map[string]xds.Changed, len(proxies)+1)
 	out[xds.RoleExtauth] = xds.Resources{xds.ExtAuthConfigType: ext}

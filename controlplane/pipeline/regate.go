@@ -13,14 +13,19 @@ func (p *Pipeline) proxiesOf(a translate.Accepted, now time.Time) []*translate.P
 	var release time.Time
 	a.VirtualHosts, release = p.gate.hosts(a.VirtualHosts, now)
 	if !release.IsZero() {
-		d := time.Until(release) + time.Millisecond
-		if p.timer == nil {
-			p.timer = time.AfterFunc(d, p.kick)
-		} else {
-			p.timer.Reset(d)
-		}
+		p.arm(release)
 	}
 	return p.proxies.of(a)
+}
+
+// arm makes the timer kick a release at t (the run lock held).
+func (p *Pipeline) arm(t time.Time) {
+	d := time.Until(t) + time.Millisecond
+	if p.timer == nil {
+		p.timer = time.AfterFunc(d, p.kick)
+	} else {
+		p.timer.Reset(d)
+	}
 }
 
 func (p *Pipeline) kick() {

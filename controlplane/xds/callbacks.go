@@ -4,6 +4,7 @@ import (
 	"context"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+	"maps"
 	"sync"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -256,4 +257,36 @@ func (sr *sentResponse) resources() ([]string, map[string]string) {
 		versions[name] = sr.sotw.GetVersionInfo()
 	}
 	return names, versions
+}
+
+// CaughtUp says whether every open stream of a proxy role (any role but extauth's)
+// acknowledged the version of typeURL's resources that is published now: none has a
+// response of that type unanswered, and each version it acknowledged is the one served.
+func (s *Server) CaughtUp(typeURL string) bool {
+	type held struct {
+		role  string
+		acked map[string]string
+	}
+	var all []held
+	c := s.cb
+	c.mu.Lock()
+	for _, b := range c.streams {
+		if b.role == "" || b.role == RoleExtauth {
+			continue
+		}
+		if len(b.sent[typeURL]) > 0 {
+			c.mu.Unlock()
+			return false
+		}
+		all = append(all, held{b.role, maps.Clone(b.acked[typeURL])})
+	}
+	c.mu.Unlock()
+	for _, h := range all {
+		for name, v := range h.acked {
+			if s.Version(h.role, typeURL, name) != v {
+				return false
+			}
+		}
+	}
+	return true
 }
