@@ -38,8 +38,9 @@ type gate struct {
 	// the virtual hosts last handed to the proxies.
 	served map[string]bool
 	last   chunked.List[*translate.VirtualHost]
-	// held counts the virtual hosts the last gating held back.
-	held int
+	// held counts the virtual hosts the last gating held back; heldNames names them.
+	held      int
+	heldNames map[string]bool
 	// offered is false until the first run's configs were offered.
 	offered bool
 }
@@ -111,7 +112,7 @@ func (g *gate) ready(id string, t time.Time) bool {
 func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chunked.List[*translate.VirtualHost], time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.held = 0
+	g.held, g.heldNames = 0, nil
 	if len(g.pending) == 0 {
 		g.last = vhs
 		return vhs, time.Time{}
@@ -137,6 +138,10 @@ func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chu
 			continue
 		}
 		g.held++
+		if g.heldNames == nil {
+			g.heldNames = map[string]bool{}
+		}
+		g.heldNames[vh.Name] = true
 		if before == nil {
 			before = make(map[string]*translate.VirtualHost, g.last.Len())
 			for old := range g.last.Values() {
@@ -153,6 +158,13 @@ func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chu
 	}
 	g.last = b.List()
 	return g.last, earliest
+}
+
+// isHeld says whether the last gating held back the virtual host of VirtualService id.
+func (g *gate) isHeld(id string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.heldNames[id]
 }
 
 // lastHosts are the virtual hosts last handed to the proxies.

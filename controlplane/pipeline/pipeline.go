@@ -131,6 +131,10 @@ func New(o Options) *Pipeline {
 	return p
 }
 
+// Held says whether the proxies are not given VirtualService id's current version yet
+// because extauth replicas have not acknowledged an AuthConfig it names.
+func (p *Pipeline) Held(id string) bool { return p.gate.isHeld(id) }
+
 // Acked tells the pipeline that what the extauth replicas acknowledged changed (an
 // ACK, a replica gone): virtual hosts held for them are published if they may be now.
 // It never blocks; the publishing runs on Run's goroutine.

@@ -290,3 +290,57 @@ func (s *Server) CaughtUp(typeURL string) bool {
 	}
 	return true
 }
+
+// ServedBy counts, for each of names of typeURL, the open streams of role that
+// acknowledged the version served now; total is the number of open streams of role.
+func (s *Server) ServedBy(role, typeURL string, names []string) (counts []int, total int) {
+	want := make([]string, len(names))
+	for i, n := range names {
+		want[i] = s.Version(role, typeURL, n)
+	}
+	counts = make([]int, len(names))
+	c := s.cb
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.streams {
+		if b.role != role {
+			continue
+		}
+		total++
+		acked := b.acked[typeURL]
+		for i, n := range names {
+			if want[i] != "" && acked[n] == want[i] {
+				counts[i]++
+			}
+		}
+	}
+	return counts, total
+}
+
+// CaughtUpCount counts the open streams of role that acknowledged the version of
+// every resource of typeURL they hold that is served now, with none unanswered.
+func (s *Server) CaughtUpCount(role, typeURL string) (n, total int) {
+	var held []map[string]string
+	c := s.cb
+	c.mu.Lock()
+	for _, b := range c.streams {
+		if b.role != role {
+			continue
+		}
+		total++
+		if len(b.sent[typeURL]) == 0 {
+			held = append(held, maps.Clone(b.acked[typeURL]))
+		}
+	}
+	c.mu.Unlock()
+	for _, acked := range held {
+		up := true
+		for name, v := range acked {
+			up = up && s.Version(role, typeURL, name) == v
+		}
+		if up {
+			n++
+		}
+	}
+	return n, total
+}

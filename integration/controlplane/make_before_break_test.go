@@ -28,7 +28,7 @@ spec:
 `, name, startFor)
 }
 
-// A route secured by a new AuthConfig whose plugin takes 3 s to start in extauth
+// A route secured by a new AuthConfig whose plugin takes 4 s to start in extauth
 // reaches the gateway only once extauth has acknowledged it: every request sent from
 // the moment the files are written is answered right (the old route's answer, then
 // the new one's), none denied for a config extauth does not have yet. Without the
@@ -78,13 +78,14 @@ func TestANewRouteWaitsForExtauthToHaveItsAuthConfig(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	write(t, s.dir, "slow_auth.yaml", slowAuthConfig("slow-auth", "3s"))
+	write(t, s.dir, "slow_auth.yaml", slowAuthConfig("slow-auth", "4s"))
 	vs := virtualService("default", `["*"]`, "/extra")
 	vs = strings.Replace(vs, "      - matchers: [{prefix: /}]", `      - matchers: [{prefix: /slow}]
         routeAction: {single: {upstream: {name: echo, namespace: gatehouse-system}}}
         options: {extauth: {configRef: {name: slow-auth, namespace: gatehouse-system}}}
       - matchers: [{prefix: /}]`, 1)
 	write(t, s.dir, "virtual_service.yaml", vs)
+	s.expectDataPlane(t, "VirtualService", "default", "waiting for extauth to acknowledge its AuthConfig")
 	testbin.Eventually(t, settle, func() error {
 		mu.Lock()
 		defer mu.Unlock()
@@ -95,6 +96,8 @@ func TestANewRouteWaitsForExtauthToHaveItsAuthConfig(t *testing.T) {
 	})
 	close(stop)
 	<-done
+	s.expectDataPlane(t, "AuthConfig", "slow-auth", "extauth 1/1")
+	s.expectDataPlane(t, "VirtualService", "default", "proxies 1/1")
 	mu.Lock()
 	defer mu.Unlock()
 	for k, n := range answers {
@@ -102,4 +105,24 @@ func TestANewRouteWaitsForExtauthToHaveItsAuthConfig(t *testing.T) {
 			t.Errorf("%d requests answered %s while the route was added (all: %v)", n, k, answers)
 		}
 	}
+}
+
+// expectDataPlane polls /statuses until kind name says dataPlane.
+func (s *system) expectDataPlane(t *testing.T, kind, name, dataPlane string) {
+	t.Helper()
+	testbin.Eventually(t, settle, func() error {
+		all, err := s.statuses()
+		if err != nil {
+			return err
+		}
+		for _, r := range all {
+			if r.Kind == kind && r.Name == name {
+				if r.DataPlane != dataPlane {
+					return fmt.Errorf("%s %s: data plane %q, want %q", kind, name, r.DataPlane, dataPlane)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("%s %s: no status", kind, name)
+	})
 }

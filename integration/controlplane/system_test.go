@@ -156,6 +156,7 @@ type resourceStatus struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	State     string `json:"state"`
+	DataPlane string `json:"dataPlane"`
 	Statuses  []struct {
 		State      string   `json:"state"`
 		Reasons    []string `json:"reasons"`
