@@ -40,15 +40,22 @@ type Options struct {
 	Symbol string
 	// Describe renders the diagnosis of a build the server would refuse, for the log.
 	Describe func(*loader.Diagnosis) string
+	// Contract is the server's the module is built and checked for; nil means this
+	// binary's (loader.HostContract).
+	Contract *loader.Contract
+	// Trial runs the trial loads; its zero value re-executes this binary. A spare child
+	// is started for each build unless Trial.Spare is set.
+	Trial loader.TrialRunner
 }
 
 // Loop builds one plugin module, checks each build (pre-flight, trial load in a child
 // process) and renames the builds that pass into the plugin folder, where the server
 // loads each beside the versions before.
 type Loop struct {
-	o   Options
-	dir string // the module, absolute
-	rb  *build.Rebuilder
+	o     Options
+	dir   string // the module, absolute
+	rb    *build.Rebuilder
+	check *checker
 
 	built     sources // what the last build started from
 	shown     string  // the failure shown last, so the same one is not shown again
@@ -76,7 +83,9 @@ func New(o Options) (*Loop, error) {
 	}
 	return &Loop{
 		o: o, dir: abs,
-		rb: &build.Rebuilder{Options: build.Options{Module: abs, Out: stage, GatehouseSrc: o.GatehouseSrc, OmitDWARF: true}},
+		rb: &build.Rebuilder{Options: build.Options{Module: abs, Out: stage, GatehouseSrc: o.GatehouseSrc,
+			Contract: o.Contract, OmitDWARF: true}},
+		check: newChecker(o.Contract, o.Trial, o.Symbol),
 	}, nil
 }
 
@@ -88,8 +97,10 @@ func (l *Loop) TrialPassed(sha256, symbol string) bool {
 	return l.checked[sha256+" "+symbol]
 }
 
-// Close removes the build folder and the builder's temporary files.
+// Close ends the waiting trial child and removes the build folder and the builder's
+// temporary files.
 func (l *Loop) Close() {
+	l.check.close()
 	_ = l.rb.Close()
 	_ = os.RemoveAll(filepath.Join(l.o.PluginDir, StageDir))
 }
@@ -111,7 +122,11 @@ func (l *Loop) Rebuild(ctx context.Context, why string) {
 		ev = ev.Str("changed", why)
 	}
 	ev.Msg("building the plugin module")
-	res, d, took, err := l.buildAndCheck(ctx)
+	if err := l.check.prepare(); err != nil {
+		l.o.Log.Warn().Err(err).Msg("no trial child started ahead; the check starts one")
+	}
+	res, err := l.rb.Build(ctx)
+	built := time.Now()
 	// The build tidies and pins go.mod and go.sum: what it left there is what it built,
 	// so its own edits do not start another build. Code is taken from before the build:
 	// a save during the build is built next.
@@ -120,36 +135,27 @@ func (l *Loop) Rebuild(ctx context.Context, why string) {
 	if ctx.Err() != nil {
 		return
 	}
-	switch {
-	case err != nil:
-		l.fail("plugin build failed", buildOutput(err))
-	case !d.OK:
-		l.fail("plugin built but would not load", strings.TrimSpace(l.o.Describe(d)))
-	default:
-		l.publish(res.Path, d.Trial != nil, time.Since(start), took)
-	}
-}
-
-// times is how long a build and its check took.
-type times struct{ build, check time.Duration }
-
-// buildAndCheck builds the module and checks the result as a server checks a plugin
-// before it opens it.
-func (l *Loop) buildAndCheck(ctx context.Context) (*build.Result, *loader.Diagnosis, times, error) {
-	start := time.Now()
-	res, err := l.rb.Build(ctx)
 	if err != nil {
-		return nil, nil, times{}, err
+		l.fail("plugin build failed", buildOutput(err))
+		return
 	}
-	built := time.Now()
-	ch := loader.Checker{}
-	d := ch.Check(ctx, res.Path, res.Path, l.o.Symbol, nil, false)
-	return res, d, times{build: built.Sub(start), check: time.Since(built)}, nil
+	d, preflight := l.check.check(ctx, res.Path, after.mod)
+	if ctx.Err() != nil {
+		return
+	}
+	if !d.OK {
+		l.fail("plugin built but would not load", strings.TrimSpace(l.o.Describe(d)))
+		return
+	}
+	l.publish(res.Path, d.Trial != nil, preflight, times{build: built.Sub(start), check: time.Since(built), all: time.Since(start)})
 }
+
+// times is how long a build, its check and both took.
+type times struct{ build, check, all time.Duration }
 
 // publish renames the checked build into the plugin folder, where the server's watcher
 // sees it appear whole.
-func (l *Loop) publish(built string, trialPassed bool, took time.Duration, parts times) {
+func (l *Loop) publish(built string, trialPassed, preflight bool, took times) {
 	dst := filepath.Join(l.o.PluginDir, filepath.Base(built))
 	if trialPassed {
 		data, err := os.ReadFile(built)
@@ -170,9 +176,13 @@ func (l *Loop) publish(built string, trialPassed bool, took time.Duration, parts
 		return
 	}
 	l.shown, l.published = "", dst
-	l.o.Log.Info().Str("module", l.dir).Str("file", dst).Str("took", took.Round(time.Millisecond).String()).
-		Str("build", parts.build.Round(time.Millisecond).String()).Str("check", parts.check.Round(time.Millisecond).String()).
-		Msg("plugin built and checked; extauth loads it now")
+	pre := "kept: go.mod, go.sum and the toolchain are those of the last build that passed"
+	if preflight {
+		pre = "ran"
+	}
+	l.o.Log.Info().Str("module", l.dir).Str("file", dst).Str("took", took.all.Round(time.Millisecond).String()).
+		Str("build", took.build.Round(time.Millisecond).String()).Str("check", took.check.Round(time.Millisecond).String()).
+		Str("preflight", pre).Msg("plugin built and checked; extauth loads it now")
 }
 
 // fail shows a failure once: the same failure again (another save that does not fix
