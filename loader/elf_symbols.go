@@ -13,10 +13,9 @@ import (
 // elf.SHT_DYNSYM) whose names start with prefix, in table order.
 //
 // It reads the table a piece at a time rather than through Symbols or DynamicSymbols:
-// a binary that can open plugins exports every symbol it has (gatehouse: about 340,000,
-// an 8 MB table and 16 MB of names), and those make an elf.Symbol and a string of each,
-// about 100 MB of heap that lives only while the hashes are picked out but stays in
-// the process's RSS for minutes after.
+// a binary that can open plugins exports every symbol it has, and those make an
+// elf.Symbol and a string of each: heap that lives only while the hashes are picked
+// out but stays in the process's RSS for minutes after.
 func prefixedSymbols(f *elf.File, typ elf.SectionType, prefix string) ([]elf.Symbol, error) {
 	tab := f.SectionByType(typ)
 	if tab == nil {

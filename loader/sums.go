@@ -27,7 +27,7 @@ func idOf(fi os.FileInfo) (fileID, bool) {
 
 // sums remembers the sha256 of each plugin file by path and fileID, so that building
 // thousands of AuthConfigs on one plugin reads and hashes the file once, not once per
-// config (at 10,000 configs on an 11 MB plugin that was most of extauth's CPU).
+// config.
 type sums struct {
 	mu sync.Mutex
 	m  map[string]sumEntry

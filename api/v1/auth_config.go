@@ -33,7 +33,7 @@ type PluginAuth struct {
 	Config json.RawMessage `json:"config,omitempty"`
 	// Isolation is where the plugin runs: inProcess (the default, in the extauth
 	// server) or process (a supervised worker process of its own, so that a crash or
-	// a runaway allocation ends only the worker; it costs about 0.25 ms per call).
+	// a runaway allocation ends only the worker, at the cost of a round trip per call).
 	//
 	// +kubebuilder:validation:Enum=inProcess;process
 	Isolation string `json:"isolation,omitempty"`

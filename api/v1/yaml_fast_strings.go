@@ -4,8 +4,8 @@ import "sync"
 
 // stringCache hands out one string for the same short scalar met again: the keys of a
 // plugin's config, plugin names, namespaces, paths such as "/". Every decoded resource
-// keeps its strings, and at 10,000 services most of these short ones are the same few
-// repeated tens of thousands of times. The cache is direct-mapped and small (a scalar
+// keeps its strings, and most of these short ones are the same few repeated in
+// every resource. The cache is direct-mapped and small (a scalar
 // replaces whatever shared its slot), so a name met once costs a slot for a while, not
 // memory for ever.
 type stringCache [1024]string

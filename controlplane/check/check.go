@@ -1,8 +1,8 @@
 // Package check is `gatehouse check`: it judges one health snapshot of the control
 // plane (every resource's statuses, the proxies, the open xDS streams) and reports each
 // check in a fixed order, one line each, with the resources and reasons that failed.
-// It never reads more than that one snapshot, so it costs the same round trip at ten
-// resources as at ten thousand.
+// It never reads more than that one snapshot, so it costs one round trip whatever the
+// number of resources.
 package check
 
 import (

@@ -192,7 +192,7 @@ func (inf *informers) slicesOf(namespace, service string) []*discoveryv1.Endpoin
 }
 
 // stripManagedFields drops metadata.managedFields from what the informers keep: nothing
-// reads them, and at 10,000 resources they are a good part of the cache's memory.
+// reads them, and they are a good part of the cache's memory.
 func stripManagedFields(obj any) (any, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)

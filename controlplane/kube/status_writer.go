@@ -22,12 +22,11 @@ type StatusOptions struct {
 	// Edge returns the pipeline's last edge stage (with the clients' NACKs).
 	Edge func() *validate.Edge
 	// QPS and Burst bound the status writes (default 1000/s, burst 200): a first sync
-	// of 10,000 resources must not drown the API server.
+	// of many resources must not drown the API server.
 	QPS   float64
 	Burst int
 	// Workers write in parallel (default 32): each write waits for the API server's
-	// answer, and with 8 in flight a loaded server's ~50 ms answers held them to
-	// ~160/s (kubebench, BENCHMARKS.md).
+	// answer, so the writes in flight bound the rate.
 	Workers int
 	// Resync compares every status again this often (default 10s), which also picks
 	// up NACKs recorded between Inputs and statuses changed by someone else. On a new
@@ -47,9 +46,8 @@ type statusWriter struct {
 
 	mu sync.Mutex
 	// last is the edge last reconciled: the next Input's is compared with it
-	// (validate.Edge.ChangedSince), so an edit among ten thousand resources looks at
-	// the resources it changed (passes over all of them on every Input were a quarter
-	// of the control plane's CPU while 10,000 VirtualServices arrived: BENCHMARKS.md).
+	// (validate.Edge.ChangedSince), so an edit looks at the resources it changed, not
+	// at all of them on every Input.
 	// nil until a term's first pass.
 	last *validate.Edge
 	// compared counts the resources compared (for tests).

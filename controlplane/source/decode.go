@@ -60,8 +60,7 @@ func Decode(data []byte, origin string) ([]Resource, []Problem) {
 	}
 	// A file of one resource, as most are, is hashed as its text: the object is
 	// decoded from nothing else, so equal text means an equal object, and hashing the
-	// bytes costs a fraction of marshaling the object to JSON first (a sixth of
-	// decoding 30,000 files). An edit that changes only the text (a comment, the
+	// bytes costs a fraction of marshaling the object to JSON first. An edit that changes only the text (a comment, the
 	// layout) is then a change, which validation and translation find to be the same
 	// Envoy resources as before: nothing is pushed. A file of several resources hashes
 	// each one's JSON, as the Kubernetes source does.

@@ -62,7 +62,7 @@ type roleCache struct {
 	secrets   modelCache[*TLSCert, *tlsv3.Secret]
 	// The maps last handed out: handed out again while nothing changes, and copied
 	// to make the next ones when something does (one map of each, not a working copy
-	// beside the one handed out: at 10k clusters ~1 MB each).
+	// beside the one handed out).
 	cdsOut, edsOut, sdsOut map[string]types.Resource
 }
 

@@ -153,8 +153,8 @@ type entry struct {
 	state   stateCode // of validation's status, reported by ReportedBy
 }
 
-// stateCode is a State in a byte: an entry per resource (30,000 at 10,000 services)
-// is 224 bytes (a size class of Go's allocator) rather than 240 with a State.
+// stateCode is a State in a byte, so an entry (one per resource) fits the 224-byte size
+// class of Go's allocator; a State would take it to the next.
 type stateCode uint8
 
 const (

@@ -70,7 +70,7 @@ func (v *Validator) outputAll(in *source.Input) *Edge {
 // are in (the edge is never modified once returned: see chunked.List); nil when
 // entries came or went, or one joins or leaves a list, or concerns a TLS certificate:
 // then places shift, and outputAll places them again. An edit of one resource costs
-// what it touches, not a pass over, or a copy of, lists of ten thousands of entries.
+// what it touches, not a pass over, or a copy of, every list.
 func (v *Validator) patch(in *source.Input) *Edge {
 	last := v.edge
 	if last == nil || v.moved || v.Full {

@@ -61,8 +61,7 @@ func (r *Resource) State() State {
 }
 
 // acceptedStatuses are the statuses of a resource Accepted without a reason, as most
-// are: every such Resource of an edge shares them rather than holding a copy (30,000
-// copies at 10,000 services). Like the rest of an edge they are never modified; the
+// are: every such Resource of an edge shares them rather than holding a copy. Like the rest of an edge they are never modified; the
 // capacity is the length, so an append makes a copy.
 var acceptedStatuses = []Status{{State: Accepted, ReportedBy: ReportedBy}}[:1:1]
 

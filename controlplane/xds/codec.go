@@ -15,11 +15,9 @@ import (
 )
 
 // responseCodec is gRPC's proto codec, except for a discovery response that carries a
-// large resource (a route configuration with thousands of virtual hosts: ~3 MB at
-// 10,000 services). gRPC's codec serializes a message into one new buffer, which copied
-// those bytes for every response to every client: on an edit of one VirtualService,
-// half of what the control plane allocated, and the collections that paid for it the
-// larger part of the edit's CPU. This codec hands the transport such a response in
+// large resource (a route configuration with thousands of virtual hosts). gRPC's codec
+// serializes a message into one new buffer, which would copy those bytes for every
+// response to every client. This codec hands the transport such a response in
 // pieces instead: the framing, serialized as usual, and each large resource's bytes as
 // they are.
 //

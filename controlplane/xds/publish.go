@@ -36,7 +36,7 @@ type Changed map[string][]string
 // role has; every other resource of that type must be the one handed in the previous
 // call for the role (the same pointer, or gone from both). So a type's map may be the
 // one handed before, edited in place since, when every name edited is listed (the
-// translation does so, to spare copying maps of ten thousand entries per edit): the
+// translation does so, to spare copying whole maps per edit): the
 // server reads r only during the call. Resources themselves are never modified. A
 // type not in changed is compared in full, unless its map is the one last published.
 // The first Publish of a role, and the one after a refused Publish, compare in full
@@ -206,9 +206,8 @@ func (cmp comparison) note(c *change, k key, res types.Resource, errs []error) [
 }
 
 // parallelCompareMin is how many resources of a type to compare before it is worth
-// comparing them on every core: a role's first Publish at 10,000 services compares
-// 30,000 (hashing, validating and walking each), which on one core was two thirds of
-// the time from the resources read to the clients served.
+// comparing them on every core (hashing, validating and walking each): a role's first
+// Publish compares every resource it has.
 const parallelCompareMin = 512
 
 // diffAll is diff's full comparison of one type: every resource of m with old, as
@@ -284,8 +283,8 @@ func newServed(typ, name string, res types.Resource) (served, error) {
 }
 
 // upsertHint is how many resources of r may be new: all of a type nothing of which is
-// served yet, as on a role's first Publish, where growing maps of 10,000 entries one
-// doubling at a time cost ~0.15 s of a start at 10,000 services.
+// served yet, as on a role's first Publish, so the maps are sized once rather than
+// grown a doubling at a time.
 func (rl *role) upsertHint(r Resources) int {
 	n := 0
 	for typ, m := range r {

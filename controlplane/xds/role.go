@@ -39,7 +39,7 @@ type role struct {
 	// given is the map of each type of the last Resources published. The same map
 	// handed again to Publish, or to PublishChanged for a type it is not told changed
 	// (as the translation does for a type where nothing changed), is skipped without
-	// looking at its ten thousand names.
+	// looking at its names.
 	// (The maps are kept, not their addresses, so an address is never reused.)
 	given map[string]map[string]types.Resource
 	// refused is set when the last Publish was refused: what the next one is told

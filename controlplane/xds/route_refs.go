@@ -7,7 +7,7 @@ import (
 
 // A route configuration with a virtual host per VirtualService references every
 // cluster; keeping its references as one list meant walking, deduplicating, checking
-// and re-indexing ten thousand of them when one virtual host changed. Instead each
+// and re-indexing all of them when one virtual host changed. Instead each
 // served route configuration keeps how many of its parts (its virtual hosts, and the
 // rest of it under the nil key of its vhostMemo) reference each resource, and an edit
 // is looked at as the references it gains and loses.

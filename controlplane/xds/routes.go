@@ -152,7 +152,7 @@ func (e partEdit) apply(m vhostMemo) {
 // served route configuration (whose parts are memo and virtual hosts old), and the
 // old virtual hosts that may be gone. The translation rebuilds the list of virtual
 // hosts but shares the unchanged ones, so comparing position by position finds an
-// edit without hashing ten thousand pointers; when old holds a pointer twice (memo
+// edit without hashing every pointer; when old holds a pointer twice (memo
 // has fewer parts than positions) or nothing was served, every position is looked at.
 func changedPositions(memo vhostMemo, old, next []*route.VirtualHost) (maybeNew []int, maybeGone []*route.VirtualHost) {
 	if memo == nil || len(memo) != len(old)+1 {

@@ -17,8 +17,8 @@ import (
 // wildcardSet answers the delta watches of one role and type that subscribe to every
 // resource (extauth, and a gateway proxy for clusters and listeners). go-control-plane's
 // LinearCache, which answers every other watch, compares each of its resources with
-// what such a client knows on every change and on every ACK: tens of thousands of
-// lookups per edit at 10,000 services. wildcardSet keeps a log of the names changed
+// what such a client knows on every change and on every ACK: a lookup per resource
+// per edit. wildcardSet keeps a log of the names changed
 // and, for each response it sent on a stream, the point of the log that response
 // brought the client to; the stream's next watch, while its subscription is unchanged,
 // looks at the names changed since, and nothing else.

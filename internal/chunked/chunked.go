@@ -1,10 +1,9 @@
 // Package chunked holds List, an immutable list kept in chunks of a fixed size, so
 // that a copy with a few elements replaced shares every chunk it does not touch.
 //
-// The control plane's edge stage lists every resource (30,000 at 10,000 services) and
-// what serves: an edit of one resource replaces one element of a few lists. As plain
-// slices, each such edge copied its lists whole (0.2 MB an edit at that scale), and
-// whoever compared two edges looked at every element. A List edited through an Editor
+// The control plane's edge stage lists every resource and what serves: an edit of one
+// resource replaces one element of a few lists. As plain slices, each such edge would
+// copy its lists whole, and whoever compared two edges would look at every element. A List edited through an Editor
 // copies the chunk it writes and the list of chunks (a few kilobytes), and Changes
 // compares two lists chunk by chunk, looking inside only those they do not share.
 package chunked

@@ -1,7 +1,7 @@
 // Package smallset is a set for the control plane's reverse indexes (who references a
 // resource). Almost every resource is referenced by one or two others, and a map per
-// resource costs ~240 bytes for its first member where a slice costs the member's
-// size, tens of MB at 10,000 services. A Set holds its members in a slice until it has
+// resource costs a map's header and buckets for its first member where a slice costs
+// the member's size. A Set holds its members in a slice until it has
 // more than Few of them, and then in a map, so that a resource referenced by thousands
 // (the extauth server's Upstream, by every secured VirtualService) is still added to
 // and removed from in constant time.
