@@ -43,6 +43,23 @@ type gate struct {
 	heldNames map[string]bool
 	// offered is false until the first run's configs were offered.
 	offered bool
+	// nacked are the pending config ids an extauth replica rejected: their routes are
+	// held past the bound, until a new version of the config is offered.
+	nacked map[string]bool
+}
+
+// nack notes that an extauth replica rejected the current version of config ids.
+func (g *gate) nack(ids []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, id := range ids {
+		if _, ok := g.pending[id]; ok {
+			if g.nacked == nil {
+				g.nacked = map[string]bool{}
+			}
+			g.nacked[id] = true
+		}
+	}
 }
 
 func newGate(log zerolog.Logger, bound time.Duration, acked func(func(string, map[string]string))) *gate {
@@ -70,9 +87,13 @@ func (g *gate) offer(changed []string, served func(id string) bool, at time.Time
 			if g.acked != nil && !first {
 				g.pending[id] = at
 			}
+		case now && g.nacked[id]:
+			delete(g.nacked, id) // a new version: wait for the replicas again
+			g.pending[id] = at
 		case !now:
 			delete(g.served, id)
 			delete(g.pending, id)
+			delete(g.nacked, id)
 		}
 	}
 }
@@ -95,6 +116,8 @@ func (g *gate) ready(id string, t time.Time) bool {
 	case len(lagging) == 0:
 		delete(g.pending, id)
 		return true
+	case g.nacked[id]:
+		return false // rejected: the routes stay on what every replica serves
 	case t.Sub(since) >= g.bound:
 		sort.Strings(lagging)
 		g.log.Warn().Str("config_id", id).Strs("replicas", lagging).Dur("waited", t.Sub(since)).
@@ -123,6 +146,9 @@ func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chu
 		for _, rt := range vh.Routes {
 			if rt.AuthConfig != "" && !g.ready(rt.AuthConfig, t) {
 				held = true
+				if g.nacked[rt.AuthConfig] {
+					continue // released by a new version, not by time
+				}
 				if d := g.pending[rt.AuthConfig].Add(g.bound); earliest.IsZero() || d.Before(earliest) {
 					earliest = d
 				}

@@ -149,3 +149,38 @@ func TestARemovedAuthConfigLeavesExtauthAfterItsRoutesLeaveTheProxies(t *testing
 		t.Error("an AuthConfig a served route still names was retained")
 	}
 }
+
+// A new AuthConfig a replica rejects keeps its routes on what every replica serves,
+// past the bound, until a new version of it is acknowledged.
+func TestARejectedNewAuthConfigHoldsItsRoutesPastTheBound(t *testing.T) {
+	r := &replicas{acked: map[string]map[string]string{"r1": {}}}
+	p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), ExtauthAcked: r.each, AckBound: 100 * time.Millisecond})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Regate(ctx)
+	id := fmt.Sprintf("ns%02d.ac-%05d", 1%pipelinetest.Namespaces, 1)
+	p.Apply(input(1))
+	p.Apply(input(2))
+	p.RecordNack(xds.Nack{Role: xds.RoleExtauth, NodeID: "r1", TypeURL: xds.ExtAuthConfigType, Names: []string{id}, Detail: id + ": plugin missing"})
+	time.Sleep(300 * time.Millisecond)
+	p.Acked()
+	time.Sleep(100 * time.Millisecond)
+	if served(p, 1) {
+		t.Fatal("the routes of a rejected new AuthConfig were published at the bound")
+	}
+
+	// A new version, acknowledged, releases them.
+	in := input(2)
+	var rs []source.Resource
+	for res := range in.Resources.All() {
+		if res.Kind == "AuthConfig" && res.Name == "ac-00001" {
+			rs = append(rs, pipelinetest.Resource(pipelinetest.AuthConfig(1, "v1"), "x"))
+			continue
+		}
+		rs = append(rs, *res)
+	}
+	p.Apply(source.NewInput("test", rs, nil))
+	r.ack("r1", id)
+	p.Acked()
+	await(t, "the routes once the new version is acknowledged", func() bool { return served(p, 1) })
+}

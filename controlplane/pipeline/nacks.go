@@ -36,6 +36,9 @@ func (p *Pipeline) RecordNack(n xds.Nack) {
 		p.nacks.recent = append([]xds.Nack(nil), p.nacks.recent[len(p.nacks.recent)-maxNacks:]...)
 	}
 	var keys []string
+	if n.Role == xds.RoleExtauth && n.TypeURL == xds.ExtAuthConfigType {
+		p.gate.nack(nackedIDs(n))
+	}
 	if edge := p.rawEdge; edge != nil {
 		reporter := n.Role + "/" + n.NodeID
 		if n.Identity != "" {
@@ -123,6 +126,21 @@ func concerns(n xds.Nack, edge *validate.Edge) []concern {
 		out = append(out, all...)
 	}
 	return out
+}
+
+// nackedIDs are the config ids an extauth NACK is about: those its detail names
+// ("<config_id>: <reason>" lines), else every config of the rejected response.
+func nackedIDs(n xds.Nack) []string {
+	var ids []string
+	for _, l := range strings.Split(n.Detail, "\n") {
+		if id, _, ok := strings.Cut(l, ": "); ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return n.Names
+	}
+	return ids
 }
 
 func sortedIDs(m map[string][]string) []string {
