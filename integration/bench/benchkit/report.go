@@ -63,6 +63,7 @@ type Result struct {
 	Command  string
 	Goals    []Goal
 	Markdown string `json:"-"`
+	Profile  string `json:"-"` // a profile's summary, printed after the section
 }
 
 // SaveResult writes r to dir/SECTION.json, replacing the section's last result.
