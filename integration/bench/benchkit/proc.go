@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -190,3 +191,38 @@ var started = time.Now()
 func Progress(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: %4s %s\n", time.Since(started).Round(time.Second), fmt.Sprintf(format, args...))
 }
+
+// LogTail reads the lines appended to a log file since it was opened.
+type LogTail struct {
+	f       *os.File
+	partial []byte
+}
+
+// OpenTail opens path at its current end.
+func OpenTail(path string) (*LogTail, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekEnd); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &LogTail{f: f}, nil
+}
+
+// Lines returns the complete lines appended since the last call.
+func (t *LogTail) Lines() []string {
+	b, _ := io.ReadAll(t.f)
+	t.partial = append(t.partial, b...)
+	i := bytes.LastIndexByte(t.partial, '\n')
+	if i < 0 {
+		return nil
+	}
+	lines := strings.Split(string(t.partial[:i]), "\n")
+	t.partial = append([]byte(nil), t.partial[i+1:]...)
+	return lines
+}
+
+// Close closes the file.
+func (t *LogTail) Close() error { return t.f.Close() }

@@ -1,9 +1,11 @@
 package benchkit
 
 import (
+	"fmt"
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -96,3 +98,28 @@ func Alternate[T any](a, b T, round int) []T {
 	}
 	return []T{a, b}
 }
+
+// Row is one line of a table of durations: a label and its samples.
+type Row struct {
+	Label string
+	Of    []time.Duration
+}
+
+// WriteDurations is a table of rows, each with the min, median, p99 (nearest rank) and
+// max of its samples; first names the label column.
+func WriteDurations(b *strings.Builder, first string, rows []Row) {
+	fmt.Fprintf(b, "| %s | min | median | p99 | max |\n|---|---:|---:|---:|---:|\n", first)
+	for _, r := range rows {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", r.Label, Ms(slices.Min(r.Of)), Ms(Median(r.Of)), Ms(Percentile(r.Of, 99)), Ms(slices.Max(r.Of)))
+	}
+	b.WriteString("\n")
+}
+
+// Millis is d in milliseconds, a goal's figure.
+func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Ms is d in milliseconds with two decimals.
+func Ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", Millis(d)) }
+
+// Micros is d in microseconds.
+func Micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

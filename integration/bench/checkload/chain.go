@@ -135,3 +135,21 @@ func HeaderOf(resp *authv3.CheckResponse, name string) string {
 	}
 	return ""
 }
+
+// Answer sends req and returns the value of the request header name the allowed
+// answer adds, "" when the Check is denied, and an error when it is allowed without it.
+func Answer(ctx context.Context, client authv3.AuthorizationClient, req *authv3.CheckRequest, name string) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, EnvoyTimeout)
+	defer cancel()
+	resp, err := client.Check(cctx, req)
+	if err != nil {
+		return "", err
+	}
+	if code.Code(resp.GetStatus().GetCode()) != code.Code_OK {
+		return "", nil
+	}
+	if v := HeaderOf(resp, name); v != "" {
+		return v, nil
+	}
+	return "", fmt.Errorf("allowed without %s", name)
+}

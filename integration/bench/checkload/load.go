@@ -113,7 +113,7 @@ func (l *Loader) Measure(ctx context.Context, ph Phase, rps, rounds int) ([]Meas
 				}
 				r.Round = round
 				benchkit.Progress("round %d/%d %-9s %-6s %6.0f req/s  p50 %s  p99 %s  %5.1f CPU-µs/Check  others %2.0f%%",
-					round, rounds, srv.Name, w, r.RPS, Ms(r.P50), Ms(r.P99), Micros(r.CPUPerCheck), r.Others*100)
+					round, rounds, srv.Name, w, r.RPS, benchkit.Ms(r.P50), benchkit.Ms(r.P99), benchkit.Micros(r.CPUPerCheck), r.Others*100)
 				runs = append(runs, r)
 			}
 		}

@@ -86,9 +86,9 @@ func WriteSummary(b *strings.Builder, sums []Summary, load string, companions []
 	}
 	b.WriteString("\n|---|---|---:|---:|---:|---:|" + strings.Repeat("---:|", len(companions)) + "\n")
 	for _, s := range sums {
-		fmt.Fprintf(b, "| %s | %s | %.0f | %s | %s | %.1f |", s.Server, s.Path, s.RPS, Ms(s.P50), Ms(s.P99), Micros(s.CPUPerCheck))
+		fmt.Fprintf(b, "| %s | %s | %.0f | %s | %s | %.1f |", s.Server, s.Path, s.RPS, benchkit.Ms(s.P50), benchkit.Ms(s.P99), benchkit.Micros(s.CPUPerCheck))
 		for _, c := range s.Companions {
-			fmt.Fprintf(b, " %.1f |", Micros(c))
+			fmt.Fprintf(b, " %.1f |", benchkit.Micros(c))
 		}
 		b.WriteString("\n")
 	}
@@ -121,9 +121,9 @@ func WriteEveryRun(b *strings.Builder, runs []Measurement, load string, companio
 	}
 	b.WriteString(" failed | other processes' CPU |\n|---:|---|---|---:|---:|---:|---:|---:|" + strings.Repeat("---:|", len(companions)) + "---:|---:|\n")
 	for _, x := range runs {
-		fmt.Fprintf(b, "| %d | %s | %s | %d | %.0f | %s | %s | %.1f |", x.Round, x.Server, x.Path, x.Count, x.RPS, Ms(x.P50), Ms(x.P99), Micros(x.CPUPerCheck))
+		fmt.Fprintf(b, "| %d | %s | %s | %d | %.0f | %s | %s | %.1f |", x.Round, x.Server, x.Path, x.Count, x.RPS, benchkit.Ms(x.P50), benchkit.Ms(x.P99), benchkit.Micros(x.CPUPerCheck))
 		for _, c := range x.Companions {
-			fmt.Fprintf(b, " %.1f |", Micros(c))
+			fmt.Fprintf(b, " %.1f |", benchkit.Micros(c))
 		}
 		fmt.Fprintf(b, " %d | %.0f%% |\n", x.Errors, x.Others*100)
 	}
@@ -141,9 +141,3 @@ func RatioCell(rs []float64) string {
 	}
 	return fmt.Sprintf("**%.2f×** (%s)", benchkit.Median(rs), strings.Join(each, ", "))
 }
-
-// Ms is d in milliseconds with two decimals.
-func Ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
-
-// Micros is d in microseconds.
-func Micros(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -63,8 +63,8 @@ func (o *result) markdown(measured string, opt Options) string {
 		if len(gh.Companions) > 0 {
 			withRedis += gh.Companions[0] // redis-server
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %.1f | %.1f | %.2f× | %.2f× | %.2f× |\n", row.label, gh.RPS, checkload.Ms(gh.P99),
-			checkload.Micros(gh.CPUPerCheck), checkload.Micros(withRedis), ratio(gh.CPUPerCheck, bare.CPUPerCheck),
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %.1f | %.1f | %.2f× | %.2f× | %.2f× |\n", row.label, gh.RPS, benchkit.Ms(gh.P99),
+			benchkit.Micros(gh.CPUPerCheck), benchkit.Micros(withRedis), ratio(gh.CPUPerCheck, bare.CPUPerCheck),
 			ratio(withRedis, bare.CPUPerCheck), ratio(gh.P99, bare.P99))
 	}
 	b.WriteString("\n")

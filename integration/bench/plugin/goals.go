@@ -78,7 +78,7 @@ func stepCosts(runs []checkload.Measurement) []float64 {
 	costs := map[int]float64{}
 	for round, rl := range long {
 		if r1, ok := one[round]; ok {
-			costs[round] = (rl - r1) * checkload.Micros(bare[round]) / float64(checkload.LongChainSteps-1)
+			costs[round] = (rl - r1) * benchkit.Micros(bare[round]) / float64(checkload.LongChainSteps-1)
 		}
 	}
 	return benchkit.InOrder(costs)
