@@ -34,17 +34,18 @@ type Binaries struct {
 // NewEnv builds gatehouse, the required_header plugin and bareserver from the module
 // the bench runs in, with the toolchain on PATH so the plugin matches its host.
 func NewEnv(ctx context.Context, tmp string) (*Env, error) {
-	out, err := Output(ctx, "", "go", "env", "GOMOD", "GOVERSION", "GOOS", "GOARCH")
+	root, err := ModuleRoot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	f := strings.Fields(out)
-	if len(f) != 4 || f[0] == os.DevNull {
-		return nil, errors.New("not inside the gatehouse module: run from the repository")
+	out, err := Output(ctx, "", "go", "env", "GOVERSION", "GOOS", "GOARCH")
+	if err != nil {
+		return nil, err
 	}
-	e := &Env{Root: filepath.Dir(f[0]), Tmp: tmp, Date: time.Now().UTC().Format("2006-01-02"),
+	f := append(strings.Fields(out), "", "", "")
+	e := &Env{Root: root, Tmp: tmp, Date: time.Now().UTC().Format("2006-01-02"),
 		Command: strings.Join(append([]string{"go", "run", "./integration/bench"}, os.Args[1:]...), " "),
-		CPUs:    runtime.NumCPU(), CPUModel: cpuModel("/proc/cpuinfo"), GoVersion: f[1] + " " + f[2] + "/" + f[3]}
+		CPUs:    runtime.NumCPU(), CPUModel: cpuModel("/proc/cpuinfo"), GoVersion: f[0] + " " + f[1] + "/" + f[2]}
 	e.Bins = Binaries{Gatehouse: filepath.Join(tmp, "gatehouse"), Bare: filepath.Join(tmp, "bareserver"), PluginDir: filepath.Join(tmp, "plugins")}
 	Progress("building gatehouse, the required_header plugin and bareserver")
 	for _, args := range [][]string{
@@ -57,6 +58,15 @@ func NewEnv(ctx context.Context, tmp string) (*Env, error) {
 		}
 	}
 	return e, nil
+}
+
+// ModuleRoot is the folder of the main module's go.mod.
+func ModuleRoot(ctx context.Context) (string, error) {
+	out, err := Output(ctx, "", "go", "env", "GOMOD")
+	if mod := strings.TrimSpace(out); err != nil || mod == "" || mod == os.DevNull {
+		return "", errors.Join(errors.New("not inside the gatehouse module: run from the repository"), err)
+	}
+	return filepath.Dir(strings.TrimSpace(out)), nil
 }
 
 // Measured is the line that opens every section: when, where, with what.
