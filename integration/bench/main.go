@@ -161,12 +161,22 @@ func run(ctx context.Context, o options) error {
 	if !o.write {
 		return printTable(o, rs)
 	}
+	rel, err := filepath.Rel(filepath.Dir(o.file), o.results)
+	if err != nil {
+		return err
+	}
 	for _, r := range rs {
+		// The folded tables of every run go beside the result, linked from the section.
+		short, details := benchkit.SplitDetails(r.Markdown, filepath.ToSlash(filepath.Join(rel, r.Section+".md")))
 		i := slices.IndexFunc(sections, func(s benchkit.Section) bool { return s.Name == r.Section })
-		if err := sections[i].Update(o.file, r.Markdown); err != nil {
+		if err := sections[i].Update(o.file, short); err != nil {
 			return err
 		}
 		if err := benchkit.SaveResult(o.results, r); err != nil {
+			return err
+		}
+		head := fmt.Sprintf("# %s: every run of %s\n\nWritten by `%s`.\n\n", r.Section, r.Date, r.Command)
+		if err := os.WriteFile(filepath.Join(o.results, r.Section+".md"), []byte(head+details), 0o644); err != nil {
 			return err
 		}
 	}

@@ -115,3 +115,24 @@ func GoalTable(rs []Result) string {
 	}
 	return b.String()
 }
+
+// SplitDetails moves the folded tables (<details>…</details>) out of a section's text:
+// it returns the text without them, ending with a link to where they go, and them.
+func SplitDetails(md, link string) (short, details string) {
+	var s, d strings.Builder
+	for {
+		i := strings.Index(md, "<details>")
+		j := strings.Index(md, "</details>")
+		if i < 0 || j < i {
+			break
+		}
+		s.WriteString(md[:i])
+		d.WriteString(md[i:j+len("</details>")] + "\n\n")
+		md = strings.TrimLeft(md[j+len("</details>"):], "\n")
+	}
+	s.WriteString(md)
+	if d.Len() == 0 {
+		return s.String(), ""
+	}
+	return strings.TrimRight(s.String(), "\n") + "\n\nEvery run, round and sample: [" + link + "](" + link + ").\n", d.String()
+}

@@ -62,3 +62,17 @@ func TestSectionReplaceIsStable(t *testing.T) {
 		t.Errorf("second update =\n%s\nwant\n%s", again, want)
 	}
 }
+
+func TestSplitDetails(t *testing.T) {
+	md := "| a |\n\n<details><summary>Every run</summary>\n\n| 1 |\n\n</details>\n\ntext\n\n<details><summary>Every start</summary>\n\n| 2 |\n</details>\n"
+	short, details := SplitDetails(md, "r/x.md")
+	if want := "| a |\n\ntext\n\nEvery run, round and sample: [r/x.md](r/x.md).\n"; short != want {
+		t.Errorf("short =\n%q\nwant\n%q", short, want)
+	}
+	if want := "<details><summary>Every run</summary>\n\n| 1 |\n\n</details>\n\n<details><summary>Every start</summary>\n\n| 2 |\n</details>\n\n"; details != want {
+		t.Errorf("details =\n%q\nwant\n%q", details, want)
+	}
+	if short, details := SplitDetails("| a |\n", "r/x.md"); short != "| a |\n" || details != "" {
+		t.Errorf("without folded tables: %q, %q", short, details)
+	}
+}

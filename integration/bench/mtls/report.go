@@ -65,7 +65,7 @@ func (m *mtlsResult) controlplaneTable() string {
 	for _, k := range mtlsKinds {
 		fmt.Fprintf(&b, " p99 %s |", checkload.RatioCell(armRatios(m.Starts, editP99(k))))
 	}
-	b.WriteString("\n\n<details><checkload.Summary>Every round</checkload.Summary>\n\n| round | mode | ready: extauth | ready: proxy | control plane CPU until ready | others | AuthConfig p99 | VirtualService p99 |\n|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("\n\n<details><summary>Every round</summary>\n\n| round | mode | ready: extauth | ready: proxy | control plane CPU until ready | others | AuthConfig p99 | VirtualService p99 |\n|---:|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, a := range m.Starts {
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %.0f%% |", a.Round, a.Mode, controlplane.MsShort(a.ReadyExtauth), controlplane.MsShort(a.ReadyProxy), controlplane.MsShort(a.CPUReady), 100*a.OtherReady)
 		for _, k := range mtlsKinds {
