@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -43,33 +42,22 @@ func runExtauthXDS(ctx context.Context, env *benchkit.Env, cp *Plane, n int, log
 		return nil, err
 	}
 	defer env.Procs.Stop(p)
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
-	defer cancel()
 	res := &extauthResult{Configs: n}
-	for {
+	if err := benchkit.Poll(ctx, p, 15*time.Minute, 250*time.Millisecond, func(ctx context.Context) error {
 		accepted, err := acceptedConfigs(ctx, "http://"+addrs[1]+"/auth-configs")
-		if err == nil && accepted >= n {
-			res.Applied = time.Since(start)
-			break
+		if err == nil && accepted < n {
+			err = fmt.Errorf("%d of %d configs accepted; its log: %s", accepted, n, logPath)
 		}
-		if exit := p.Exited(); exit != nil {
-			return nil, exit
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("extauth: %d configs not all accepted after 15 minutes (last: %d, %v); its log: %s", n, accepted, err, logPath)
-		case <-time.After(250 * time.Millisecond):
-		}
+		return err
+	}); err != nil {
+		return nil, err
 	}
+	res.Applied = time.Since(start)
 	pid := p.Pid()
 	if res.RSS, err = rss(pid); err != nil {
 		return nil, err
 	}
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-time.After(5 * time.Second):
-	}
+	time.Sleep(5 * time.Second)
 	if res.RSSSettled, err = rss(pid); err != nil {
 		return nil, err
 	}
@@ -89,23 +77,16 @@ func runExtauthXDS(ctx context.Context, env *benchkit.Env, cp *Plane, n int, log
 
 // acceptedConfigs counts the generated configs an extauth admin server says it serves.
 func acceptedConfigs(ctx context.Context, url string) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := checkload.Get(ctx, url)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("%s: %s", url, resp.Status)
-	}
+	defer body.Close()
 	var statuses []struct {
 		ID    string `json:"id"`
 		State string `json:"state"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&statuses); err != nil {
+	if err := json.NewDecoder(body).Decode(&statuses); err != nil {
 		return 0, fmt.Errorf("%s: %w", url, err)
 	}
 	n := 0

@@ -4,9 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsbench"
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+	"gatehouse.dev/gatehouse/integration/bench/checkload"
 )
 
 // Plane is a running `gatehouse controlplane` and the two ADS clients
@@ -115,20 +115,13 @@ func (cp *Plane) Close() {
 // waitPort polls addr until it accepts a connection (a gRPC client that finds it
 // closed would back off for a second, which would count in the start time).
 func waitPort(ctx context.Context, p *benchkit.Proc, addr string) error {
-	for {
+	return benchkit.Poll(ctx, p, 2*time.Minute, 2*time.Millisecond, func(context.Context) error {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
-			return c.Close()
+			c.Close()
 		}
-		if err := p.Exited(); err != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %s never accepted a connection: %w", p.Name, addr, ctx.Err())
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
+		return err
+	})
 }
 
 // rss is the resident set size of pid, from /proc/<pid>/status.
@@ -139,32 +132,19 @@ func rss(pid int) (int64, error) {
 
 // metric reads the first sample of each name from a Prometheus text endpoint.
 func metric(ctx context.Context, url string, names ...string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	body, err := checkload.Get(ctx, url)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
-	}
+	defer body.Close()
 	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		for _, want := range names {
-			if _, seen := out[want]; !seen && name == want {
-				if v, err := strconv.ParseFloat(value, 64); err == nil {
-					out[want] = v
-				}
+		name, value, _ := strings.Cut(sc.Text(), " ")
+		if _, seen := out[name]; !seen && slices.Contains(names, name) {
+			if v, err := strconv.ParseFloat(value, 64); err == nil {
+				out[name] = v
 			}
 		}
 	}
