@@ -48,8 +48,10 @@ unit:
 integration:
 	$(GO) test -count=1 -timeout 30m ./integration/...
 
+# BENCH_FLAGS go to integration/bench: -write updates BENCHMARKS.md, -only SECTION,...
+# runs some sections (see BENCHMARKS.md, "Running it").
 bench: deps kube-assets
-	$(GO) run ./integration/bench
+	$(GO) run ./integration/bench $(BENCH_FLAGS)
 	$(GO) run ./integration/kube/kubebench
 
 PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12

@@ -25,27 +25,7 @@ import (
 	"time"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
-	"gatehouse.dev/gatehouse/integration/bench/controlplane"
-	"gatehouse.dev/gatehouse/integration/bench/devloop"
-	"gatehouse.dev/gatehouse/integration/bench/mtls"
-	"gatehouse.dev/gatehouse/integration/bench/oidc"
-	"gatehouse.dev/gatehouse/integration/bench/plugin"
-	"gatehouse.dev/gatehouse/integration/bench/pluginload"
 )
-
-// sections are every section, in the order they run and the goal table lists them.
-var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section}
-
-// options are the command-line flags.
-type options struct {
-	plugin                          plugin.Options
-	pluginSection, oidc, cp, doMTLS bool
-	oidcProfile                     string
-	swaps, devRounds, mtlsRounds    int
-	cpSizes, only, file, results    string
-	cpo                             controlplane.Options
-	write, table                    bool
-}
 
 func main() {
 	var o options

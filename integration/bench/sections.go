@@ -15,6 +15,20 @@ import (
 	"gatehouse.dev/gatehouse/integration/bench/pluginload"
 )
 
+// sections are every section, in the order they run and the goal table lists them.
+var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section}
+
+// options are the command-line flags.
+type options struct {
+	plugin                          plugin.Options
+	pluginSection, oidc, cp, doMTLS bool
+	oidcProfile                     string
+	swaps, devRounds, mtlsRounds    int
+	cpSizes, only, file, results    string
+	cpo                             controlplane.Options
+	write, table                    bool
+}
+
 // goalTable is the table BENCHMARKS.md opens with.
 var goalTable = benchkit.Section{Name: "goals", Heading: "## Goals\n\n"}
 

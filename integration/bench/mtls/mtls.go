@@ -1,3 +1,5 @@
+// Package mtls is the mutual-TLS section of `make bench`: plain text against mTLS,
+// for the control plane's start and edits and for Checks under ghz.
 package mtls
 
 import (

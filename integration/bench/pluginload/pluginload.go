@@ -1,3 +1,6 @@
+// Package pluginload is the plugin-load section of `make bench`: a new plugin .so in
+// extauth's folder, timed from its rename to a Check it answers, with what gatehouse's
+// log and /proc show meanwhile.
 package pluginload
 
 import (
