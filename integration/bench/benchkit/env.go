@@ -44,7 +44,7 @@ func NewEnv(ctx context.Context, tmp string) (*Env, error) {
 	}
 	f := append(strings.Fields(out), "", "", "")
 	e := &Env{Root: root, Tmp: tmp, Date: time.Now().UTC().Format("2006-01-02"),
-		Command: strings.Join(append([]string{"go", "run", "./integration/bench"}, os.Args[1:]...), " "),
+		Command: commandLine(os.Args[1:]),
 		CPUs:    runtime.NumCPU(), CPUModel: cpuModel("/proc/cpuinfo"), GoVersion: f[0] + " " + f[1] + "/" + f[2]}
 	e.Bins = Binaries{Gatehouse: filepath.Join(tmp, "gatehouse"), Bare: filepath.Join(tmp, "bareserver"), PluginDir: filepath.Join(tmp, "plugins")}
 	Progress("building gatehouse, the required_header plugin and bareserver")
@@ -67,6 +67,21 @@ func ModuleRoot(ctx context.Context) (string, error) {
 		return "", errors.Join(errors.New("not inside the gatehouse module: run from the repository"), err)
 	}
 	return filepath.Dir(strings.TrimSpace(out)), nil
+}
+
+// commandLine is how the run was started, for the report, without the flags that only
+// say where its output goes.
+func commandLine(args []string) string {
+	out := []string{"go", "run", "./integration/bench"}
+	for i := 0; i < len(args); i++ {
+		switch a := strings.TrimLeft(args[i], "-"); {
+		case a == "file" || a == "results":
+			i++ // and its value
+		case !strings.HasPrefix(a, "file=") && !strings.HasPrefix(a, "results="):
+			out = append(out, args[i])
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // Measured is the line that opens every section: when, where, with what.

@@ -76,3 +76,10 @@ func TestSplitDetails(t *testing.T) {
 		t.Errorf("without folded tables: %q, %q", short, details)
 	}
 }
+
+func TestCommandLineLeavesOutWhereOutputGoes(t *testing.T) {
+	got := commandLine([]string{"-write", "-file", "/tmp/B.md", "-only", "devloop", "--results=/tmp/r", "-devloop-rounds", "10"})
+	if want := "go run ./integration/bench -write -only devloop -devloop-rounds 10"; got != want {
+		t.Errorf("commandLine() = %q, want %q", got, want)
+	}
+}

@@ -94,12 +94,11 @@ type Measurement struct {
 func (l *Loader) Measure(ctx context.Context, ph Phase, rps, rounds int) ([]Measurement, error) {
 	for _, srv := range []*Server{ph.Base, ph.Server} {
 		for _, w := range ph.Loads {
-			if rps > 0 {
-				continue
-			}
-			benchkit.Progress("warming up %s with %s for %s", srv.Name, w, Warmup)
-			if _, _, err := l.ghzRun(ctx, srv, w, Warmup, 0); err != nil {
-				return nil, err
+			if rps == 0 {
+				benchkit.Progress("warming up %s with %s for %s", srv.Name, w, Warmup)
+				if _, _, err := l.ghzRun(ctx, srv, w, Warmup, 0); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}

@@ -5,6 +5,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
@@ -48,7 +49,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, []
 		return benchkit.Result{}, nil, err
 	}
 	defer env.Procs.Stop(bare.Proc)
-	gh, err := checkload.StartExtauth(env, "gatehouse", env.Tmp+"/gatehouse.log", o.Profile != "", "--config", cfg, "--plugin-dir", env.Bins.PluginDir)
+	gh, err := checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse.log"), o.Profile != "", "--config", cfg, "--plugin-dir", env.Bins.PluginDir)
 	if err != nil {
 		return benchkit.Result{}, nil, err
 	}
