@@ -97,17 +97,19 @@ func measure(ctx context.Context, o options, root string) ([]benchkit.Result, er
 	return rs, nil
 }
 
-func sectionNames() []string {
-	names := make([]string, len(sections))
-	for i, s := range sections {
-		names[i] = s.Name
+// tableOrder is the order of the goal table: the sections, then kubebench's result
+// (integration/kube/kubebench -write).
+func tableOrder() []string {
+	names := make([]string, 0, len(sections)+1)
+	for _, s := range sections {
+		names = append(names, s.Name)
 	}
-	return names
+	return append(names, "kube")
 }
 
 // writeTable rebuilds the goal table of o.file from the stored results.
 func writeTable(o options) error {
-	rs, err := benchkit.LoadResults(o.results, sectionNames())
+	rs, err := benchkit.LoadResults(o.results, tableOrder())
 	if err != nil {
 		return err
 	}
@@ -118,7 +120,7 @@ func writeTable(o options) error {
 func printTable(o options, rs []benchkit.Result) error {
 	if o.table {
 		var err error
-		if rs, err = benchkit.LoadResults(o.results, sectionNames()); err != nil {
+		if rs, err = benchkit.LoadResults(o.results, tableOrder()); err != nil {
 			return err
 		}
 	}
