@@ -156,6 +156,7 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		head := fmt.Sprintf("# %s: every run of %s\n\nWritten by `%s`.\n\n", r.Section, r.Date, r.Command)
+		details = strings.NewReplacer("<details><summary>", "## ", "</summary>", "", "</details>\n", "").Replace(details)
 		if err := os.WriteFile(filepath.Join(o.results, r.Section+".md"), []byte(head+details), 0o644); err != nil {
 			return err
 		}

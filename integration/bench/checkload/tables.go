@@ -112,10 +112,10 @@ func WriteOthers(b *strings.Builder, runs []Measurement) {
 	b.WriteString("\n\n")
 }
 
-// WriteEveryRun is the folded table of every run; load names the workload column and
-// companions the Measurement.Companions columns.
-func WriteEveryRun(b *strings.Builder, runs []Measurement, load string, companions []string) {
-	fmt.Fprintf(b, "<details><summary>Every run</summary>\n\n| round | server | %s | requests | requests/s | p50 | p99 | CPU-µs/Check |", load)
+// WriteEveryRun is the folded table of every run, titled title; load names the workload
+// column and companions the Measurement.Companions columns.
+func WriteEveryRun(b *strings.Builder, title string, runs []Measurement, load string, companions []string) {
+	fmt.Fprintf(b, "<details><summary>%s</summary>\n\n| round | server | %s | requests | requests/s | p50 | p99 | CPU-µs/Check |", title, load)
 	for _, c := range companions {
 		fmt.Fprintf(b, " %s CPU-µs/Check |", c)
 	}

@@ -70,7 +70,8 @@ func writeModule(b *strings.Builder, m module, saves []save) {
 		{Label: "*of which go build* (compile and link)", Of: column(saves, func(s save) time.Duration { return s.GoBuild })},
 		{Label: "*of which the check* (pre-flight and trial load)", Of: column(saves, func(s save) time.Duration { return s.Check })},
 	})
-	b.WriteString("<details><summary>Every save</summary>\n\n| save | build started | built and checked | opened | serving | go build | check |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(b, "<details><summary>Every save of the %s</summary>\n\n", m.name)
+	b.WriteString("| save | build started | built and checked | opened | serving | go build | check |\n|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i, s := range saves {
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s |\n", i+1, benchkit.Ms(s.Building), benchkit.Ms(s.Built),
 			benchkit.Ms(s.Opened), benchkit.Ms(s.Serving), benchkit.Ms(s.GoBuild), benchkit.Ms(s.Check))

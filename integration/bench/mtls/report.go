@@ -104,10 +104,9 @@ func (m *mtlsResult) checkTable() string {
 	fmt.Fprintf(&b, "| mTLS ÷ plain, median of per-round ratios | %s | %s | %s | %s | %s | %s | %s |\n\n",
 		ratios(m.Checks, rps), ratios(m.Checks, cpu), ratios(m.Checks, p50), ratios(m.Checks, p99),
 		ratios(m.RateChecks, p50), ratios(m.RateChecks, p99), ratios(m.RateChecks, cpu))
-	checkload.WriteEveryRun(&b, m.Checks, "path", nil)
+	checkload.WriteEveryRun(&b, "Every Check run at full speed", m.Checks, "path", nil)
 	if len(m.RateChecks) > 0 {
-		fmt.Fprintf(&b, "At %d req/s:\n\n", m.Rate)
-		checkload.WriteEveryRun(&b, m.RateChecks, "path", nil)
+		checkload.WriteEveryRun(&b, fmt.Sprintf("Every Check run at %d req/s", m.Rate), m.RateChecks, "path", nil)
 	}
 	return b.String()
 }

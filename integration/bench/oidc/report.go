@@ -68,7 +68,7 @@ func (o *result) markdown(measured string, opt Options) string {
 			ratio(withRedis, bare.CPUPerCheck), ratio(gh.P99, bare.P99))
 	}
 	b.WriteString("\n")
-	checkload.WriteEveryRun(&b, o.Runs, "session", o.Companions)
+	checkload.WriteEveryRun(&b, "Every run", o.Runs, "session", o.Companions)
 	if len(o.GoBench) > 0 {
 		fmt.Fprintf(&b, "**In process.** `go test -run '^$' -bench '%s' %s %s` (medians).\n\n", goBenchPattern, goBenchFlags, goBenchPackage)
 		b.WriteString("| benchmark | ns/op | B/op | allocs/op |\n|---|---:|---:|---:|\n")

@@ -117,12 +117,12 @@ func (f *figures) markdown(measured string, o Options) string {
 			o.Concurrency, o.Duration, o.Rounds, pin)
 		checkload.WriteOthers(&b, f.Runs)
 		checkload.WriteSummary(&b, checkload.Summarize(f.Runs, checkload.PathNames(), "bare", "gatehouse"), "path", nil)
-		checkload.WriteEveryRun(&b, f.Runs, "path", nil)
+		checkload.WriteEveryRun(&b, "Every run at full speed", f.Runs, "path", nil)
 	}
 	if len(f.RateRuns) > 0 {
 		fmt.Fprintf(&b, "**Latency at a fixed rate.** ghz `--rps %d` (%.0f%% of the bare server's median pinned maximum for allow).\n\n", f.Rate, checkload.RateShare*100)
 		checkload.WriteSummary(&b, checkload.Summarize(f.RateRuns, []string{"allow"}, "bare", "gatehouse"), "path", nil)
-		checkload.WriteEveryRun(&b, f.RateRuns, "path", nil)
+		checkload.WriteEveryRun(&b, fmt.Sprintf("Every run at %d req/s", f.Rate), f.RateRuns, "path", nil)
 	}
 	if len(f.Unpinned) > 0 {
 		b.WriteString("**Secondary: unpinned.** The same load with nothing pinned; not what the goals are judged on.\n\n")
