@@ -152,9 +152,9 @@ func goBenchLinesMarkdown(lines []benchkit.GoBench) string {
 	var b strings.Builder
 	var cmds []string
 	for _, r := range cpGoBenchRuns {
-		cmds = append(cmds, fmt.Sprintf("`go test -run '^$' -bench '%s' -benchmem -benchtime %dx %s`", r.pattern, r.iterations, strings.Join(cpGoBenchPackages, " ")))
+		cmds = append(cmds, fmt.Sprintf("<code>go test -run '^$' -bench '%s' -benchmem -benchtime %dx %s</code>", r.pattern, r.iterations, strings.Join(cpGoBenchPackages, " ")))
 	}
-	fmt.Fprintf(&b, "**In process.** %s (nothing pinned).\n\n", strings.Join(cmds, " and "))
+	fmt.Fprintf(&b, "<details><summary>In process: %s (nothing pinned)</summary>\n\n", strings.Join(cmds, " and "))
 	b.WriteString("| package | benchmark | time/op | memory/op | allocs/op | other |\n|---|---|---:|---:|---:|---|\n")
 	for _, l := range lines {
 		var other []string
@@ -166,6 +166,6 @@ func goBenchLinesMarkdown(lines []benchkit.GoBench) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %s |\n", strings.TrimPrefix(l.Package, "gatehouse.dev/gatehouse/"), l.Name,
 			opTime(time.Duration(l.Metrics["ns/op"])), opBytes(l.Metrics["B/op"]), l.Metrics["allocs/op"], strings.Join(other, ", "))
 	}
-	b.WriteString("\n")
+	b.WriteString("\n</details>\n\n")
 	return b.String()
 }

@@ -70,11 +70,12 @@ func (o *result) markdown(measured string, opt Options) string {
 	b.WriteString("\n")
 	checkload.WriteEveryRun(&b, "Every run", o.Runs, "session", o.Companions)
 	if len(o.GoBench) > 0 {
-		fmt.Fprintf(&b, "**In process.** `go test -run '^$' -bench '%s' %s %s` (medians).\n\n", goBenchPattern, goBenchFlags, goBenchPackage)
+		fmt.Fprintf(&b, "<details><summary>In process: <code>go test -run '^$' -bench '%s' %s %s</code> (medians)</summary>\n\n", goBenchPattern, goBenchFlags, goBenchPackage)
 		b.WriteString("| benchmark | ns/op | B/op | allocs/op |\n|---|---:|---:|---:|\n")
 		for _, g := range o.GoBench {
 			fmt.Fprintf(&b, "| %s | %.0f | %.0f | %.0f |\n", g.Name, g.Metrics["ns/op"], g.Metrics["B/op"], g.Metrics["allocs/op"])
 		}
+		b.WriteString("\n</details>\n")
 	}
 	return b.String()
 }

@@ -129,7 +129,7 @@ func (f *figures) markdown(measured string, o Options) string {
 		checkload.WriteSummary(&b, checkload.Summarize(f.Unpinned, checkload.PathNames(), "bare", "gatehouse"), "path", nil)
 	}
 	if len(f.GoBench) > 0 {
-		fmt.Fprintf(&b, "**In process.** `go test -run '^$' -bench . %s %s`, medians of the runs.\n\n", goBenchFlags, strings.Join(goBenchPackages, " "))
+		fmt.Fprintf(&b, "<details><summary>In process: <code>go test -run '^$' -bench . %s %s</code>, medians of the runs</summary>\n\n", goBenchFlags, strings.Join(goBenchPackages, " "))
 		b.WriteString("| package | benchmark | ns/op | CPU/op (ns) | B/op | allocs/op |\n|---|---|---:|---:|---:|---:|\n")
 		for _, g := range f.GoBench {
 			cpu := "–"
@@ -141,6 +141,7 @@ func (f *figures) markdown(measured string, o Options) string {
 			}
 			fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %.0f | %.0f |\n", g.Package, g.Name, g.Metrics["ns/op"], cpu, g.Metrics["B/op"], g.Metrics["allocs/op"])
 		}
+		b.WriteString("\n</details>\n")
 	}
 	return b.String()
 }
