@@ -35,10 +35,10 @@ type Options struct {
 	GatehouseSrc string
 	// Contract is the host's; nil means loader.HostContract().
 	Contract *loader.Contract
-	// OmitDWARF links without DWARF debug information (-ldflags=-w), about a third of a
-	// plugin's link time. Nothing the loader compares depends on it (package hashes and
-	// the plugin path come from compiling); `gatehouse dev --plugin-module` sets it so a
-	// save serves sooner.
+	// OmitDWARF links without DWARF debug information (-ldflags=-w -compressdwarf=false),
+	// which shortens the link. Nothing the loader compares depends on it (package hashes
+	// and the plugin path come from compiling); `gatehouse dev --plugin-module` sets it so
+	// a save serves sooner.
 	OmitDWARF bool
 	// Go is the go command; empty means "go".
 	Go string

@@ -99,7 +99,9 @@ func (b *builder) compile(ctx context.Context, name string) (string, error) {
 	final := filepath.Join(outDir, name+".so")
 	tmp := filepath.Join(outDir, "."+name+".so.building")
 	if b.o.OmitDWARF {
-		args = append(args, "-ldflags=-w")
+		// With no DWARF there is nothing to compress: -compressdwarf=false also spares
+		// the linker its probe of the external linker for --compress-debug-sections.
+		args = append(args, "-ldflags=-w -compressdwarf=false")
 	}
 	args = append(args, "-o", tmp)
 	args = append(args, files...)

@@ -23,6 +23,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/pipeline"
 	"gatehouse.dev/gatehouse/controlplane/snapshots"
 	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/state"
 	"gatehouse.dev/gatehouse/controlplane/translate"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/logging"
@@ -41,6 +42,11 @@ type controlplaneOptions struct {
 	xdsTLSDir string
 	// debounce is how long --resources must be quiet after a change before it is read.
 	debounce time.Duration
+	// state is the state file ("": the default for --resources); noState turns it off.
+	state   string
+	noState bool
+	// ackBound is how long a new AuthConfig's routes wait for every extauth replica.
+	ackBound time.Duration
 }
 
 func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
@@ -66,13 +72,24 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 				return exit(2, err)
 			}
 			if ko.enabled {
-				src, err := newKubeSource(log, ko)
+				mem, saver := openState(log, o.statePath(), "", "kube")
+				src, err := newKubeSource(log, ko, mem)
 				if err != nil {
 					return exit(2, err)
 				}
-				return runControlplane(cmd.Context(), log, o, src)
+				return runControlplane(cmd.Context(), log, o, src, mem, saver)
 			}
-			return runControlplane(cmd.Context(), log, o, &source.Dir{Path: o.resources, Log: log, Debounce: o.debounce})
+			if o.state == "" && !o.noState {
+				if o.state, err = state.DefaultPath(o.resources); err != nil {
+					return exit(2, fmt.Errorf("controlplane: %w", err))
+				}
+			}
+			dir := &source.Dir{Path: o.resources, Log: log, Debounce: o.debounce}
+			mem, saver := openState(log, o.statePath(), o.resources, "dir "+o.resources)
+			if mem != nil {
+				dir.Memory = mem
+			}
+			return runControlplane(cmd.Context(), log, o, dir, mem, saver)
 		},
 	}
 	admin := defaultAdminListen
@@ -84,6 +101,10 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&o.resources, "resources", "", "folder of resource YAML files (watched)")
 	cmd.Flags().DurationVar(&o.debounce, "resources-debounce", source.DefaultDebounce,
 		"how long --resources must be quiet after a change before it is read again (an editor's writes are read once; added to every edit's latency)")
+	cmd.Flags().StringVar(&o.state, "state", "", "file that keeps what serves across restarts, so a resource that became invalid meanwhile keeps its last accepted version (holds Secrets: written 0600; default with --resources: under $XDG_STATE_HOME/gatehouse/controlplane, named after the folder; with --kube: none unless set)")
+	cmd.Flags().DurationVar(&o.ackBound, "extauth-ack-timeout", pipeline.DefaultAckBound,
+		"how long routes naming a new AuthConfig wait for every connected extauth replica to acknowledge it before they reach the proxies anyway (the replicas that lag are logged)")
+	cmd.Flags().BoolVar(&o.noState, "no-state", false, "keep no state file: a restart serves only what decodes and validates then")
 	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", defaultXDSListen, "xDS (ADS) gRPC address")
 	cmd.Flags().StringVar(&o.xdsTLSDir, "xds-tls-dir", "", "certificate folder (tls.crt, tls.key, ca.crt; re-read when it changes): serve xDS over TLS 1.3 to clients with a certificate of that CA only, each served the role its certificate names")
 	cmd.Flags().StringVar(&o.devAdmin, "dev-admin-listen", defaultDevAdmin, "the deprecated developer API's address, served only while Settings spec.devMode is true (empty: never)")
@@ -113,7 +134,7 @@ type controlplane struct {
 	started func()
 }
 
-func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string) (*controlplane, error) {
+func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound time.Duration, mem *state.Memory, saver *state.Saver) (*controlplane, error) {
 	grpcOpts := xds.GRPCServerOptions()
 	xo := xds.Options{Log: log}
 	var certs *mtls.Folder
@@ -138,12 +159,27 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string) (*controlp
 	cp.tracer = cp.tracing.Tracer("gatehouse/controlplane")
 	cp.runCtx = context.Background()
 	xo.Registerer, xo.OnNack, xo.Tracer = promReg, cp.nack, cp.tracer
+	xo.OnAcked = func(role, typeURL string) {
+		if (typeURL == xds.ExtAuthConfigType || typeURL == xds.RouteType) && cp.pipeline != nil {
+			cp.pipeline.Acked()
+		}
+	}
 	cp.xds = xds.NewServer(xo)
-	cp.pipeline = pipeline.New(pipeline.Options{Log: log, PublishChanged: cp.publish, OnSettings: func(s translate.Settings) {
+	po := pipeline.Options{Log: log, PublishChanged: cp.publish, OnSettings: func(s translate.Settings) {
 		if cp.onSettings != nil {
 			cp.onSettings(s)
 		}
-	}})
+	}}
+	po.AckBound = ackBound
+	po.ProxiesCaughtUp = func() bool { return cp.xds.CaughtUp(xds.RouteType) }
+	po.ExtauthAcked = func(f func(string, map[string]string)) { cp.xds.EachAcked(xds.RoleExtauth, xds.ExtAuthConfigType, f) }
+	if mem != nil {
+		po.Memory = mem
+	}
+	if saver != nil {
+		po.OnServing = saver.Offer
+	}
+	cp.pipeline = pipeline.New(po)
 	cp.metrics = snapshots.NewMetrics(promReg, cp.pipeline.Overview)
 	cp.xds.Register(cp.grpc)
 	return cp, nil
@@ -158,6 +194,7 @@ func (cp *controlplane) serve(ctx context.Context, g *errgroup.Group, src source
 		cp.grpc.Stop() // xDS streams never end by themselves; clients reconnect
 		return nil
 	})
+	g.Go(func() error { cp.pipeline.Regate(ctx); return nil })
 	g.Go(func() error {
 		if err := src.Run(ctx, cp.apply); err != nil && ctx.Err() == nil {
 			return fmt.Errorf("controlplane: resources: %w", err)
@@ -211,8 +248,16 @@ func (cp *controlplane) nack(n xds.Nack) {
 	span.End()
 }
 
-func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source) error {
-	cp, err := newControlplane(log, o.xdsListen, o.xdsTLSDir)
+// statePath is the state file to use ("": none).
+func (o controlplaneOptions) statePath() string {
+	if o.noState {
+		return ""
+	}
+	return o.state
+}
+
+func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source, mem *state.Memory, saver *state.Saver) error {
+	cp, err := newControlplane(log, o.xdsListen, o.xdsTLSDir, o.ackBound, mem, saver)
 	if err != nil {
 		return err
 	}
@@ -226,6 +271,9 @@ func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOpti
 		defer d.close()
 	}
 	cp.started = startGC()
+	if saver != nil {
+		g.Go(func() error { saver.Run(ctx); return nil })
+	}
 	cp.serve(ctx, g, src)
 	if o.admin != "" {
 		serveHTTP(ctx, g, log, "admin", o.admin, controlplaneAdmin(cp))

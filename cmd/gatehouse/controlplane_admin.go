@@ -26,6 +26,8 @@ type resourceStatus struct {
 	// Serving is false when no version of the resource serves (Rejected and never
 	// accepted).
 	Serving bool `json:"serving"`
+	// DataPlane is how far it reached the clients (snapshots.DataPlane).
+	DataPlane string `json:"dataPlane,omitempty"`
 }
 
 // controlplaneAdmin serves the control plane's admin endpoints: /snapshots/* (the
@@ -50,11 +52,13 @@ func controlplaneAdmin(cp *controlplane) http.Handler {
 			_ = json.NewEncoder(w).Encode(map[string]string{"error": "no resources read yet"})
 			return
 		}
-		out := make([]resourceStatus, 0, edge.Resources.Len())
-		for r := range edge.Resources.Values() {
+		all := edge.Resources.Slice()
+		dp := snapshots.DataPlane(cp.snapshotOptions(), all)
+		out := make([]resourceStatus, 0, len(all))
+		for i, r := range all {
 			out = append(out, resourceStatus{
 				APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Origin: r.Origin,
-				State: r.State(), Statuses: r.Statuses, Serving: r.Serving != "",
+				State: r.State(), Statuses: r.Statuses, Serving: r.Serving != "", DataPlane: dp[i],
 			})
 		}
 		_ = json.NewEncoder(w).Encode(out)
@@ -73,7 +77,8 @@ func registerPprof(mux *http.ServeMux) {
 
 // snapshotOptions are where the snapshot views of cp read from.
 func (cp *controlplane) snapshotOptions() snapshots.Options {
-	o := snapshots.Options{Stages: cp.pipeline.Stages, Overview: cp.pipeline.Overview, Clients: cp.xds.Clients, Version: cp.xds.Version}
+	o := snapshots.Options{Stages: cp.pipeline.Stages, Overview: cp.pipeline.Overview, Clients: cp.xds.Clients, Version: cp.xds.Version,
+		ServedBy: cp.xds.ServedBy, CaughtUp: cp.xds.CaughtUpCount, Held: cp.pipeline.Held}
 	if cp.certs != nil {
 		o.Certificate = cp.certs.Self
 	}

@@ -16,6 +16,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/kube"
 	"gatehouse.dev/gatehouse/controlplane/pipeline"
 	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/state"
 	"gatehouse.dev/gatehouse/controlplane/validate"
 )
 
@@ -62,7 +63,7 @@ type kubeSource struct {
 	pipeline *pipeline.Pipeline
 }
 
-func newKubeSource(log zerolog.Logger, o kubeOptions) (*kubeSource, error) {
+func newKubeSource(log zerolog.Logger, o kubeOptions, mem *state.Memory) (*kubeSource, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = o.kubeconfig
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
@@ -83,8 +84,12 @@ func newKubeSource(log zerolog.Logger, o kubeOptions) (*kubeSource, error) {
 	if err != nil || lease < time.Second {
 		return nil, fmt.Errorf("controlplane: --lease-duration: %q is not a duration of at least 1s", o.leaseDuration)
 	}
-	src := kube.New(kube.Options{Client: client, Dynamic: dyn, Namespaces: o.namespaces,
-		ControllerNamespace: controllerNamespace(), Log: log})
+	ko := kube.Options{Client: client, Dynamic: dyn, Namespaces: o.namespaces,
+		ControllerNamespace: controllerNamespace(), Log: log}
+	if mem != nil {
+		ko.Memory = mem
+	}
+	src := kube.New(ko)
 	return &kubeSource{Source: src, log: log, leader: kube.LeaderOptions{
 		LeaseDuration: lease, RenewDeadline: lease * 2 / 3, RetryPeriod: lease / 7,
 	}, status: kube.StatusOptions{Workers: o.statusWorkers, QPS: o.statusQPS}}, nil

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"gatehouse.dev/gatehouse/build/devloop"
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/devgateway"
@@ -77,21 +78,23 @@ func component(log zerolog.Logger, name string) zerolog.Logger {
 
 func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 	devLog := component(log, "dev")
-	var plugin *pluginModule
+	var plugin *devloop.Loop
 	if o.plugin.module != "" {
 		var err error
-		if plugin, err = newPluginModule(devLog, o.plugin.module, o.extauth.pluginDir, o.plugin.gatehouseSrc, o.plugin.symbol); err != nil {
+		plugin, err = devloop.New(devloop.Options{Log: devLog, Module: o.plugin.module, PluginDir: o.extauth.pluginDir,
+			GatehouseSrc: o.plugin.gatehouseSrc, Symbol: o.plugin.symbol, Describe: describeDiagnosis})
+		if err != nil {
 			return fmt.Errorf("dev: %w", err)
 		}
-		defer plugin.close()
+		defer plugin.Close()
 		// Each build is trial-loaded before it is published; extauth does not do it again.
-		o.extauth.trialPassed = plugin.trialPassed
+		o.extauth.trialPassed = plugin.TrialPassed
 	}
 	ex, err := newExtauth(component(log, "extauth"), o.extauth)
 	if err != nil {
 		return err
 	}
-	cp, err := newControlplane(component(log, "controlplane"), o.xdsListen, "")
+	cp, err := newControlplane(component(log, "controlplane"), o.xdsListen, "", 0, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -102,7 +105,7 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 	if plugin != nil {
 		// The first build is published before extauth starts, so the first configs
 		// find the plugin.
-		plugin.rebuild(ctx, "")
+		plugin.Rebuild(ctx, "")
 	}
 	gwLog := component(log, "gateway")
 	proxy := devgateway.NewProxy(devgateway.ProxyOptions{Log: gwLog})
@@ -139,7 +142,7 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 	})
 	ex.serve(back, g)
 	if plugin != nil {
-		g.Go(func() error { return plugin.run(ctx) })
+		g.Go(func() error { return plugin.Run(ctx) })
 	}
 	if o.echo != "" {
 		serveHTTP(back, g, devLog, "echo upstream", o.echo, devgateway.Echo())

@@ -1,11 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"time"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -35,10 +34,12 @@ func pluginBuildCommand(stdout, stderr io.Writer) *cobra.Command {
 			}
 			r := &build.Rebuilder{Options: o}
 			defer r.Close()
-			res, d, err := buildPlugin(cmd.Context(), r, symbol, nil)
+			res, err := r.Build(cmd.Context())
 			if err != nil {
 				return exit(1, err)
 			}
+			ch := loader.Checker{}
+			d := ch.Check(cmd.Context(), res.Path, res.Path, symbol, nil, false)
 			for _, p := range res.Pins {
 				fmt.Fprintf(stderr, "pinned %s %s -> %s\n", p.Path, p.From, p.To)
 			}
@@ -62,23 +63,9 @@ func pluginBuildCommand(stdout, stderr io.Writer) *cobra.Command {
 	return cmd
 }
 
-// buildPlugin builds with r and checks the result as a server checks a plugin before it
-// opens it (pre-flight, trial load in a child process): `gatehouse plugin build` and
-// `gatehouse dev --plugin-module` both build this way.
-func buildPlugin(ctx context.Context, r *build.Rebuilder, symbol string, took *buildTimes) (*build.Result, *loader.Diagnosis, error) {
-	start := time.Now()
-	res, err := r.Build(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	built := time.Now()
-	ch := loader.Checker{}
-	d := ch.Check(ctx, res.Path, res.Path, symbol, nil, false)
-	if took != nil {
-		took.build, took.check = built.Sub(start), time.Since(built)
-	}
-	return res, d, nil
+// describeDiagnosis is printDiagnosis as one string, for the dev loop's log.
+func describeDiagnosis(d *loader.Diagnosis) string {
+	var b strings.Builder
+	_ = printDiagnosis(&b, d, false)
+	return b.String()
 }
-
-// buildTimes is how long a build and its check took.
-type buildTimes struct{ build, check time.Duration }

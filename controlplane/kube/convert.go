@@ -75,6 +75,11 @@ func (s *Source) convert(k kind, u *unstructured.Unstructured) (*source.Resource
 
 func (s *Source) keepLast(key source.Key, p *source.Problem) (*source.Resource, int64, *source.Problem) {
 	c := s.converted[key]
+	if c.res == nil && s.last == nil && s.o.Memory != nil {
+		if r, ok := s.o.Memory.Get(key); ok {
+			return r, 0, p // what served before the restart; no generation of it is known
+		}
+	}
 	return c.res, c.generation, p
 }
 

@@ -34,6 +34,9 @@ type Options struct {
 	Log                 zerolog.Logger
 	// Debounce gathers the events of a burst into one Input (default 20ms).
 	Debounce time.Duration
+	// Memory, when set, is what served before this process started: at the first
+	// Input, an object that does not decode serves its remembered version.
+	Memory source.Memory
 }
 
 // Source is the Kubernetes source. Create it with New.

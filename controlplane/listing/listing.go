@@ -22,6 +22,17 @@ type Resource struct {
 	Object     json.RawMessage   `json:"object"`
 	Statuses   []validate.Status `json:"statuses"`
 	Serving    string            `json:"serving,omitempty"`
+	// DataPlane is how far it reached the clients ("extauth 2/2", "proxies 1/1"); ""
+	// when the source cannot tell (Kubernetes statuses).
+	DataPlane string `json:"dataPlane,omitempty"`
+}
+
+// dataPlane is r.DataPlane, or "-" when unknown.
+func (r *Resource) dataPlane() string {
+	if r.DataPlane == "" {
+		return "-"
+	}
+	return r.DataPlane
 }
 
 // ID is "<namespace>.<name>".
@@ -96,9 +107,9 @@ func Upstreams(rs []Resource) (Table, error) {
 }
 
 // VirtualServices is VIRTUAL SERVICE | DISPLAY NAME | DOMAINS | SSL | STATUS |
-// LISTENERPLUGINS | ROUTES, a route per line as "<prefix> -> <destination>".
+// LISTENERPLUGINS | ROUTES | DATA PLANE, a route per line as "<prefix> -> <destination>".
 func VirtualServices(rs []Resource) (Table, error) {
-	t := Table{Header: []string{"VIRTUAL SERVICE", "DISPLAY NAME", "DOMAINS", "SSL", "STATUS", "LISTENERPLUGINS", "ROUTES"}}
+	t := Table{Header: []string{"VIRTUAL SERVICE", "DISPLAY NAME", "DOMAINS", "SSL", "STATUS", "LISTENERPLUGINS", "ROUTES", "DATA PLANE"}}
 	for _, r := range rs {
 		var vs apiv1.VirtualService
 		if err := json.Unmarshal(r.Object, &vs); err != nil {
@@ -115,7 +126,7 @@ func VirtualServices(rs []Resource) (Table, error) {
 			}
 		}
 		t.Rows = append(t.Rows, []string{r.ID(), r.Name, strings.Join(vs.Spec.VirtualHost.Domains, "\n"), ssl,
-			string(r.State()), "None", strings.Join(routes, "\n")})
+			string(r.State()), "None", strings.Join(routes, "\n"), r.dataPlane()})
 	}
 	return t, nil
 }
@@ -161,7 +172,7 @@ func authNote(rt apiv1.Route, ns string) string {
 
 // AuthConfigs is AUTH CONFIG | STATUS | STEPS, a step per line.
 func AuthConfigs(rs []Resource) (Table, error) {
-	t := Table{Header: []string{"AUTH CONFIG", "STATUS", "STEPS"}}
+	t := Table{Header: []string{"AUTH CONFIG", "STATUS", "STEPS", "DATA PLANE"}}
 	for _, r := range rs {
 		var ac apiv1.AuthConfig
 		if err := json.Unmarshal(r.Object, &ac); err != nil {
@@ -179,7 +190,7 @@ func AuthConfigs(rs []Resource) (Table, error) {
 				steps = append(steps, fmt.Sprintf("%d. (empty)", i+1))
 			}
 		}
-		t.Rows = append(t.Rows, []string{r.ID(), string(r.State()), strings.Join(steps, "\n")})
+		t.Rows = append(t.Rows, []string{r.ID(), string(r.State()), strings.Join(steps, "\n"), r.dataPlane()})
 	}
 	return t, nil
 }

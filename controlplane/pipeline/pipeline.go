@@ -18,6 +18,7 @@ import (
 	"context"
 	"maps"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -43,6 +44,26 @@ type Options struct {
 	// whenever they change (devMode, requestTimeout, extauthzServerRef), so what
 	// depends on them changes without a restart.
 	OnSettings func(translate.Settings)
+	// Memory, when set, is what served before this process started (the state
+	// store): at the first run, a resource whose version is rejected serves its
+	// remembered version, as it would its last accepted one after a live edit.
+	Memory source.Memory
+	// OnServing, when set, is called after every run that changed a status, with the
+	// serving version of every resource in key order, for the state store to keep.
+	// The resources are shared: never modify them.
+	OnServing func([]*source.Resource)
+	// ExtauthAcked, when set, reports every connected extauth replica and the
+	// ExtAuthConfigs it acknowledged (xds.Server.EachAcked for xds.RoleExtauth and
+	// xds.ExtAuthConfigType): a virtual host whose routes name a new AuthConfig then
+	// reaches the proxies only once every replica has it, or after AckBound (default
+	// DefaultAckBound). Call Acked whenever what they acknowledged changes.
+	ExtauthAcked func(f func(node string, acked map[string]string))
+	AckBound     time.Duration
+	// ProxiesCaughtUp, when set, says whether every connected proxy acknowledged the
+	// route configurations last published: an AuthConfig removed with the routes that
+	// named it then stays served to extauth until it is true (or AckBound passed).
+	// Call Acked whenever it may have become true.
+	ProxiesCaughtUp func() bool
 }
 
 // Stages are the last run's stages. They are shared: never modify them. The xds stage
@@ -84,6 +105,12 @@ type Pipeline struct {
 	xds     map[string]xds.Resources // the last run's xds stage: maps the translation edits in place during a run
 	rawEdge *validate.Edge           // the last edge, without client statuses
 	nacks   nackBook
+
+	gate     *gate
+	retain   retainer
+	retained atomic.Int32  // len(retain.kept), read without the run lock
+	regate   chan struct{} // a held virtual host or retained config may be released
+	timer    *time.Timer   // releases held virtual hosts and retained configs at the bound
 }
 
 // New returns a Pipeline; nothing runs until Run or Apply.
@@ -98,12 +125,49 @@ func New(o Options) *Pipeline {
 		publish := o.Publish
 		o.PublishChanged = func(role string, r xds.Resources, _ xds.Changed) error { return publish(role, cloneResources(r)) }
 	}
-	return &Pipeline{o: o, valid: validate.New(), cache: translate.NewCache(), first: true, nacks: nackBook{}}
+	p := &Pipeline{o: o, valid: validate.New(), cache: translate.NewCache(), first: true, nacks: nackBook{}, regate: make(chan struct{}, 1)}
+	p.gate = newGate(o.Log, o.AckBound, o.ExtauthAcked)
+	p.retain = retainer{bound: p.gate.bound, caughtUp: o.ProxiesCaughtUp}
+	return p
+}
+
+// Held says whether the proxies are not given VirtualService id's current version yet
+// because extauth replicas have not acknowledged an AuthConfig it names.
+func (p *Pipeline) Held(id string) bool { return p.gate.isHeld(id) }
+
+// Acked tells the pipeline that what the extauth replicas acknowledged changed (an
+// ACK, a replica gone): virtual hosts held for them are published if they may be now.
+// It never blocks; the publishing runs on Run's goroutine.
+func (p *Pipeline) Acked() {
+	if !p.gate.waiting() && p.retained.Load() == 0 {
+		return
+	}
+	select {
+	case p.regate <- struct{}{}:
+	default:
+	}
 }
 
 // Run feeds every Input of src through the stages until ctx ends or src fails.
 func (p *Pipeline) Run(ctx context.Context, src source.Source) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go p.Regate(ctx)
 	return src.Run(ctx, p.Apply)
+}
+
+// Regate publishes held virtual hosts as they may be (Acked, or their bound passed)
+// until ctx ends. Run runs it; a caller of Apply alone runs it beside.
+func (p *Pipeline) Regate(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.regate:
+			p.republishProxies()
+			p.releaseRetained()
+		}
+	}
 }
 
 // Apply runs the stages on one Input and publishes every role's resources.
@@ -111,11 +175,22 @@ func (p *Pipeline) Apply(in *source.Input) {
 	p.run.Lock()
 	defer p.run.Unlock()
 	start := time.Now()
+	if p.first && p.o.Memory != nil {
+		p.valid.Remembered = p.o.Memory.Get
+	}
 	edge := p.valid.Validate(in)
-	proxies := p.proxies.of(edge.Accepted)
+	p.valid.Remembered = nil // only what the first Input holds was serving before
+	ext, extChanged := p.cache.ExtAuthConfigs(edge.ExtAuthConfigs)
+	p.gate.offer(extChanged, func(id string) bool { _, ok := ext[id]; return ok }, start)
+	before := p.gate.lastHosts()
+	proxies := p.proxiesOf(edge.Accepted, start)
+	ext, extChanged = p.retain.update(ext, extChanged, before, p.gate.lastHosts(), p.rawEdgeLocked(), start)
+	p.retained.Store(int32(len(p.retain.kept)))
+	if len(p.retain.kept) > 0 {
+		p.arm(start.Add(p.retain.bound))
+	}
 	out := make(map[string]xds.Resources, len(proxies)+1)
 	changed := make(map[string]xds.Changed, len(proxies)+1)
-	ext, extChanged := p.cache.ExtAuthConfigs(edge.ExtAuthConfigs)
 	out[xds.RoleExtauth] = xds.Resources{xds.ExtAuthConfigType: ext}
 	changed[xds.RoleExtauth] = xds.Changed{xds.ExtAuthConfigType: extChanged}
 	roles := []string{xds.RoleExtauth}
@@ -144,6 +219,9 @@ func (p *Pipeline) Apply(in *source.Input) {
 		}
 	}
 	p.logStatuses(edge)
+	if p.o.OnServing != nil && (p.first || len(edge.Changed) > 0 || len(edge.Removed) > 0) {
+		p.o.OnServing(p.valid.Serving())
+	}
 
 	p.mu.Lock()
 	p.rawEdge = edge

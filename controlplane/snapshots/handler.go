@@ -22,6 +22,11 @@ type Options struct {
 	Version func(role, typeURL, name string) string
 	// Certificate, when set, returns the certificate xDS is served with.
 	Certificate func() mtls.Peer
+	// ServedBy, CaughtUp and Held, when set, tell how far resources reached the clients
+	// (xds.Server.ServedBy and CaughtUpCount, pipeline.Pipeline.Held): see DataPlane.
+	ServedBy func(role, typeURL string, names []string) ([]int, int)
+	CaughtUp func(role, typeURL string) (int, int)
+	Held     func(id string) bool
 }
 
 // Register serves on mux: GET /snapshots/input, /snapshots/edge, /snapshots/proxies,
@@ -54,7 +59,7 @@ func Register(mux *http.ServeMux, o Options) {
 		overview = o.Overview
 	}
 	serve("/snapshots/input", func(*http.Request) (Envelope, error) { return Input(overview()) })
-	serve("/snapshots/edge", func(*http.Request) (Envelope, error) { return Edge(overview()) })
+	serve("/snapshots/edge", func(*http.Request) (Envelope, error) { return Edge(overview(), o) })
 	serve("/snapshots/proxies", func(*http.Request) (Envelope, error) { return Proxies(overview()) })
 	serve("/snapshots/xds", func(r *http.Request) (Envelope, error) {
 		return XDS(o.Stages(), r.URL.Query().Get("role"), o.Version, clients())

@@ -48,20 +48,28 @@ func Input(st pipeline.Stages) (Envelope, error) {
 
 // EdgeData is the edge stage keyed by kind, each kind's resources in input order.
 type EdgeData struct {
-	Resources map[string][]*validate.Resource `json:"resources"`
-	Problems  []source.Problem                `json:"problems,omitempty"`
+	Resources map[string][]EdgeResource `json:"resources"`
+	Problems  []source.Problem          `json:"problems,omitempty"`
 }
 
-// Edge is the edge stage: every resource with its statuses, keyed by kind. Counts are
-// by "<kind>/<state>".
-func Edge(st pipeline.Stages) (Envelope, error) {
+// EdgeResource is one resource of the edge stage and how far it reached the clients.
+type EdgeResource struct {
+	*validate.Resource
+	DataPlane string `json:"dataPlane,omitempty"`
+}
+
+// Edge is the edge stage: every resource with its statuses, keyed by kind, and (when o
+// can tell) how far each reached the clients. Counts are by "<kind>/<state>".
+func Edge(st pipeline.Stages, o Options) (Envelope, error) {
 	if st.Edge == nil {
 		return Envelope{}, ErrNoSnapshot
 	}
 	s := status(st)
-	d := EdgeData{Resources: map[string][]*validate.Resource{}, Problems: st.Edge.Problems}
-	for r := range st.Edge.Resources.Values() {
-		d.Resources[r.Kind] = append(d.Resources[r.Kind], r)
+	all := st.Edge.Resources.Slice()
+	dp := DataPlane(o, all)
+	d := EdgeData{Resources: map[string][]EdgeResource{}, Problems: st.Edge.Problems}
+	for i, r := range all {
+		d.Resources[r.Kind] = append(d.Resources[r.Kind], EdgeResource{Resource: r, DataPlane: dp[i]})
 		s.Counts[r.Kind+"/"+string(r.State())]++
 	}
 	return Envelope{Status: s, Data: d}, nil

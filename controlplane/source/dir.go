@@ -28,6 +28,8 @@ import (
 //     so the watch comes back with the directory.
 //   - A resource defined in two files keeps the definition that is serving (the first
 //     file in name order when neither is) and names both files in a problem.
+//   - With a Memory, all of this holds across a restart too: the first read keeps
+//     what served before it, not what happens to decode first.
 //
 // Wire it as:
 //
@@ -42,6 +44,10 @@ type Dir struct {
 	Debounce time.Duration
 	// Retry is how often a vanished or unreadable directory is tried again (default 1s).
 	Retry time.Duration
+	// Memory, when set, is what served before this process started: at the first read,
+	// a file that cannot be read or decoded takes its resources from it, and a resource
+	// defined in two files keeps the definition it names.
+	Memory Memory
 
 	files map[string]*fileState // by path
 	// troubled are the problems of each file whose last read had any (few files: a

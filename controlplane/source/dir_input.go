@@ -124,6 +124,8 @@ func (d *Dir) dedupe(rs []*Resource, problems *[]Problem) []*Resource {
 				if r, ok := d.last.Resources.Get(rs[i].Key()); ok {
 					serving = r.Origin
 				}
+			} else if d.Memory != nil {
+				serving, _ = d.Memory.Origin(rs[i].Key()) // what served before the restart
 			}
 			for k := i; k < j; k++ {
 				if rs[k].Origin == serving {

@@ -209,6 +209,9 @@ func (d *Dir) apply(path string, r loaded) bool {
 		if slices.Equal(d.troubled[path], r.problems) {
 			return false
 		}
+		if d.last == nil && st.resources == nil && d.Memory != nil {
+			d.setResources(st, d.Memory.From(path)) // what served before the restart
+		}
 		st.troubled = true
 		d.troubled[path] = r.problems
 	default:

@@ -49,11 +49,14 @@ type inputs struct {
 	last *source.Input
 }
 
-func run(t *testing.T, dir string) *inputs {
+func run(t *testing.T, dir string) *inputs { return runWith(t, dir, nil) }
+
+// runWith runs a Dir that remembers mem from before its start (none when nil).
+func runWith(t *testing.T, dir string, mem source.Memory) *inputs {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &inputs{ch: make(chan *source.Input, 100), done: make(chan error, 1)}
-	d := &source.Dir{Path: dir, Log: zerolog.New(zerolog.NewTestWriter(t)), Debounce: 20 * time.Millisecond, Retry: 50 * time.Millisecond}
+	d := &source.Dir{Path: dir, Log: zerolog.New(zerolog.NewTestWriter(t)), Debounce: 20 * time.Millisecond, Retry: 50 * time.Millisecond, Memory: mem}
 	go func() { in.done <- d.Run(ctx, func(i *source.Input) { in.ch <- i }) }()
 	t.Cleanup(func() {
 		cancel()

@@ -78,6 +78,10 @@ type Validator struct {
 	// Full re-validates every resource on every run (tests compare it with the
 	// incremental runs).
 	Full bool
+	// Remembered, when set, is what served before this process started (the state
+	// store): a resource first seen with a version that is rejected serves its
+	// remembered version instead, as a live edit keeps its last accepted one.
+	Remembered func(source.Key) (*source.Resource, bool)
 
 	prev     source.Resources
 	aligned  []*entry                       // the entries of prev, in its order

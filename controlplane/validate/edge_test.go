@@ -182,6 +182,18 @@ func TestLastAcceptedVersion(t *testing.T) {
 			served: []string{"default.open=open.example"},
 		},
 		{
+			name: "a removed authconfig closes the routes it secured and leaves the virtual service serving",
+			steps: [][]string{
+				{upstream("echo", 80), authConfig, vs("secured", "echo", true, "secured.example")},
+				{upstream("echo", 80), vs("secured", "echo", true, "secured.example")},
+			},
+			want: []string{
+				"Upstream default.echo: Accepted (this)",
+				"VirtualService default.secured: Warning (this) spec.virtualHost.routes[0].options.extauth.configRef: authconfig default.ac does not exist; extauth denies this route's requests (403) until it serves",
+			},
+			served: []string{"default.secured=secured.example"},
+		},
+		{
 			name: "a new virtual service cannot take a domain that serves",
 			steps: [][]string{
 				{upstream("echo", 80), vs("b", "echo", false, "x.example")},

@@ -18,9 +18,7 @@ func (v *Validator) refProblems(vh *translate.VirtualHost) []string {
 				out = append(out, v.missing(ref, "upstream"))
 			}
 		case apiv1.KindAuthConfig:
-			if !v.acs[ref.ID] {
-				out = append(out, v.missing(ref, "authconfig"))
-			}
+			// Not a problem of the VirtualService: see authWarnings.
 		case apiv1.KindSecret:
 			switch s := v.secrets[ref.ID]; {
 			case s == nil:
@@ -34,6 +32,20 @@ func (v *Validator) refProblems(vh *translate.VirtualHost) []string {
 		if rt := securedRoute(vh); rt != nil {
 			out = append(out, fmt.Sprintf("%s.options.extauth.configRef: the extauth server's upstream %s (Settings spec.extauth.extauthzServerRef) does not exist; secured routes are not served open",
 				routePath(rt.Name), ext))
+		}
+	}
+	return out
+}
+
+// authWarnings are the routes of vh whose AuthConfig does not serve. They are served
+// all the same, and extauth denies their requests (403: no config serves under their
+// config_id), so an AuthConfig removed or never accepted closes the routes it secures
+// and leaves the open routes of the VirtualService serving, rather than withdrawing it.
+func (v *Validator) authWarnings(vh *translate.VirtualHost) []string {
+	var out []string
+	for _, ref := range vh.Refs {
+		if ref.Kind == apiv1.KindAuthConfig && !v.acs[ref.ID] {
+			out = append(out, v.missing(ref, "authconfig")+"; extauth denies this route's requests (403) until it serves")
 		}
 	}
 	return out

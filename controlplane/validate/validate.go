@@ -87,6 +87,18 @@ func (v *Validator) Validate(in *source.Input) *Edge {
 	return out
 }
 
+// Serving is the version of every resource that serves, in key order: its current
+// version, or its last accepted one while the current is rejected.
+func (v *Validator) Serving() []*source.Resource {
+	out := make([]*source.Resource, 0, len(v.aligned))
+	for _, e := range v.aligned {
+		if e.serving != nil {
+			out = append(out, e.serving)
+		}
+	}
+	return out
+}
+
 func hasKind(es []*entry, kind string) bool {
 	for _, e := range es {
 		if e.res.Kind == kind {
@@ -124,6 +136,9 @@ func (v *Validator) diff(in *source.Input, w work) []*entry {
 			i++
 		case c.Was == nil: // new
 			e := &entry{res: c.Now}
+			if v.Remembered != nil {
+				e.last, _ = v.Remembered(c.Now.Key())
+			}
 			aligned = append(aligned, e)
 			w.add(e)
 			v.markUsers(userKey(e.res.Kind, e.res.ID()), w) // it may be what they missed

@@ -99,6 +99,8 @@ func (v *Validator) resolve(batch []*entry, next work, restatus map[*entry]bool)
 		if len(problems) == 0 {
 			queue = append(queue, candidate{e: e, vh: self.vh, version: e.res, tier: v.tier(e, self.vh, ownedBefore[e], before)})
 			primary[e] = self.vh
+		} else if self.vh != nil {
+			why[e] = append(problems, v.authWarnings(self.vh)...) // every problem at once
 		} else {
 			why[e] = problems
 		}
@@ -267,7 +269,7 @@ func (v *Validator) unwant(e *entry, restatus map[*entry]bool) {
 
 // warnings name, for each domain e serves, the VirtualServices rejected for it.
 func (v *Validator) warnings(e *entry) []string {
-	var out []string
+	out := v.authWarnings(e.vh)
 	for i, dom := range e.vh.Domains {
 		var names []string
 		for u := range v.wanters[strings.ToLower(dom)] {

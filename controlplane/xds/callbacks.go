@@ -4,6 +4,7 @@ import (
 	"context"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+	"maps"
 	"sync"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -36,6 +37,9 @@ type streamBook struct {
 	ctx  context.Context // the stream's, for the peer's address in a refusal
 	// sent are the responses not answered yet, per type, oldest first.
 	sent map[string][]sentResponse
+	// acked is what the client acknowledged, per type: name → version (a delta
+	// client's; a state-of-the-world client's are its responses' versions).
+	acked map[string]map[string]string
 }
 
 type sentResponse struct {
@@ -44,6 +48,7 @@ type sentResponse struct {
 	// the response itself and its names are read only if it is NACKed.
 	names    []string
 	versions map[string]string
+	removed  []string
 	sotw     *discovery.DiscoveryResponse
 }
 
@@ -81,7 +86,7 @@ func (c *callbacks) OnStreamResponse(_ context.Context, id int64, _ *discovery.D
 }
 
 func (c *callbacks) OnStreamDeltaResponse(id int64, _ *discovery.DeltaDiscoveryRequest, resp *discovery.DeltaDiscoveryResponse) {
-	sr := sentResponse{nonce: resp.GetNonce(), versions: make(map[string]string, len(resp.GetResources()))}
+	sr := sentResponse{nonce: resp.GetNonce(), versions: make(map[string]string, len(resp.GetResources())), removed: resp.GetRemovedResources()}
 	for _, r := range resp.GetResources() {
 		sr.names = append(sr.names, r.GetName())
 		sr.versions[r.GetName()] = r.GetVersion()
@@ -134,11 +139,17 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 			break
 		}
 	}
+	if !nack && answered != nil && c.s.o.OnAcked != nil {
+		b.ack(typeURL, answered)
+	}
 	role, nodeID, identity := b.role, b.node, b.peer.ID
 	c.mu.Unlock()
 
 	if !nack {
 		c.s.metrics.acks.WithLabelValues(metricRole(role), typeURL).Inc()
+		if answered != nil && role != "" && c.s.o.OnAcked != nil {
+			c.s.o.OnAcked(role, typeURL)
+		}
 		return nil
 	}
 	c.s.metrics.nacks.WithLabelValues(metricRole(role), typeURL).Inc()
@@ -181,6 +192,52 @@ func (c *callbacks) closed(id streamID) {
 	c.mu.Unlock()
 	if b != nil && b.role != "" {
 		c.s.metrics.clients.WithLabelValues(b.role).Dec()
+		if c.s.o.OnAcked != nil {
+			for typeURL := range b.acked {
+				c.s.o.OnAcked(b.role, typeURL)
+			}
+		}
+	}
+}
+
+// ack records what an acknowledged response carried (c.mu held).
+func (b *streamBook) ack(typeURL string, sr *sentResponse) {
+	if b.acked == nil {
+		b.acked = map[string]map[string]string{}
+	}
+	held := b.acked[typeURL]
+	if sr.sotw != nil {
+		held = map[string]string{} // the response is the client's whole set of the type
+		names, versions := sr.resources()
+		for _, n := range names {
+			held[n] = versions[n]
+		}
+		b.acked[typeURL] = held
+		return
+	}
+	if held == nil {
+		held = make(map[string]string, len(sr.names))
+		b.acked[typeURL] = held
+	}
+	for _, n := range sr.removed {
+		delete(held, n)
+	}
+	for n, v := range sr.versions {
+		held[n] = v
+	}
+}
+
+// EachAcked calls f with every open stream of role (whose node named it) and what its
+// client acknowledged of typeURL, name → version (nil when nothing yet). f must not
+// keep or modify the map; it runs with the books locked, so it must be quick.
+func (s *Server) EachAcked(role, typeURL string, f func(node string, acked map[string]string)) {
+	c := s.cb
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.streams {
+		if b.role == role {
+			f(b.node, b.acked[typeURL])
+		}
 	}
 }
 
@@ -200,4 +257,90 @@ func (sr *sentResponse) resources() ([]string, map[string]string) {
 		versions[name] = sr.sotw.GetVersionInfo()
 	}
 	return names, versions
+}
+
+// CaughtUp says whether every open stream of a proxy role (any role but extauth's)
+// acknowledged the version of typeURL's resources that is published now: none has a
+// response of that type unanswered, and each version it acknowledged is the one served.
+func (s *Server) CaughtUp(typeURL string) bool {
+	type held struct {
+		role  string
+		acked map[string]string
+	}
+	var all []held
+	c := s.cb
+	c.mu.Lock()
+	for _, b := range c.streams {
+		if b.role == "" || b.role == RoleExtauth {
+			continue
+		}
+		if len(b.sent[typeURL]) > 0 {
+			c.mu.Unlock()
+			return false
+		}
+		all = append(all, held{b.role, maps.Clone(b.acked[typeURL])})
+	}
+	c.mu.Unlock()
+	for _, h := range all {
+		for name, v := range h.acked {
+			if s.Version(h.role, typeURL, name) != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ServedBy counts, for each of names of typeURL, the open streams of role that
+// acknowledged the version served now; total is the number of open streams of role.
+func (s *Server) ServedBy(role, typeURL string, names []string) (counts []int, total int) {
+	want := make([]string, len(names))
+	for i, n := range names {
+		want[i] = s.Version(role, typeURL, n)
+	}
+	counts = make([]int, len(names))
+	c := s.cb
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.streams {
+		if b.role != role {
+			continue
+		}
+		total++
+		acked := b.acked[typeURL]
+		for i, n := range names {
+			if want[i] != "" && acked[n] == want[i] {
+				counts[i]++
+			}
+		}
+	}
+	return counts, total
+}
+
+// CaughtUpCount counts the open streams of role that acknowledged the version of
+// every resource of typeURL they hold that is served now, with none unanswered.
+func (s *Server) CaughtUpCount(role, typeURL string) (n, total int) {
+	var held []map[string]string
+	c := s.cb
+	c.mu.Lock()
+	for _, b := range c.streams {
+		if b.role != role {
+			continue
+		}
+		total++
+		if len(b.sent[typeURL]) == 0 {
+			held = append(held, maps.Clone(b.acked[typeURL]))
+		}
+	}
+	c.mu.Unlock()
+	for _, acked := range held {
+		up := true
+		for name, v := range acked {
+			up = up && s.Version(role, typeURL, name) == v
+		}
+		if up {
+			n++
+		}
+	}
+	return n, total
 }

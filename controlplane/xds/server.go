@@ -43,6 +43,10 @@ type Options struct {
 	// claims another role ends with PermissionDenied before anything is sent. Unset,
 	// a client's role is what its node metadata names.
 	Authenticate func(context.Context) (mtls.Peer, error)
+	// OnAcked, when set, is called, on the stream's goroutine, after a client of role
+	// acknowledged a response of typeURL, and after a stream of role closed: what the
+	// clients of role hold (EachAcked) changed. It must not block for long.
+	OnAcked func(role, typeURL string)
 }
 
 // Nack is a response a client rejected.

@@ -31,6 +31,8 @@ type system struct {
 	xds, admin, gw, extauthAdr string
 	cp, ex, gateway            *testbin.Process
 	client                     *http.Client
+	// plugins is extauth's plugin folder ("": the sample plugins).
+	plugins string
 }
 
 func startSystem(t *testing.T, allowed string) *system { return startSystemTLS(t, allowed, "") }
@@ -64,7 +66,11 @@ func (s *system) startControlPlane(t *testing.T) {
 
 func (s *system) startExtauth(t *testing.T) {
 	t.Helper()
-	s.ex = testbin.Start(t, nil, testbin.Gatehouse(t), append([]string{"extauth", "--xds", s.xds, "--plugin-dir", testbin.SamplePlugins(t),
+	plugins := s.plugins
+	if plugins == "" {
+		plugins = testbin.SamplePlugins(t)
+	}
+	s.ex = testbin.Start(t, nil, testbin.Gatehouse(t), append([]string{"extauth", "--xds", s.xds, "--plugin-dir", plugins,
 		"--listen", s.extauthAdr}, s.tlsArgs("extauth")...)...)
 }
 
@@ -150,6 +156,7 @@ type resourceStatus struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	State     string `json:"state"`
+	DataPlane string `json:"dataPlane"`
 	Statuses  []struct {
 		State      string   `json:"state"`
 		Reasons    []string `json:"reasons"`

@@ -120,9 +120,9 @@ func (u *unexpected) Error() string { return "output:\n" + u.out }
 
 // readmeGetVS is what the README shows `gatehouse get virtualservice echo` print: read
 // from the cluster, with the status the control plane wrote.
-const readmeGetVS = `+-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+
-| VIRTUAL SERVICE | DISPLAY NAME | DOMAINS          | SSL  | STATUS   | LISTENERPLUGINS | ROUTES                           |
-+-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+
-| default.echo    | echo         | echo.example.com | none | Accepted | None            | / -> default.echo:8080 (service) |
-+-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+
+const readmeGetVS = `+-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+------------+
+| VIRTUAL SERVICE | DISPLAY NAME | DOMAINS          | SSL  | STATUS   | LISTENERPLUGINS | ROUTES                           | DATA PLANE |
++-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+------------+
+| default.echo    | echo         | echo.example.com | none | Accepted | None            | / -> default.echo:8080 (service) | -          |
++-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+------------+
 `

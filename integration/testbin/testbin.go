@@ -46,11 +46,18 @@ func Main(m *testing.M) int { return Wrap(m.Run) }
 
 // Wrap is Main for a package whose TestMain already has a runner of its own (an API
 // server, say): it calls run and then removes the folders.
+//
+// It also points XDG_STATE_HOME, which every process started inherits, at a folder of
+// its own, so a control plane's state file (written by default) never lands in the
+// home folder of whoever runs the tests.
 func Wrap(run func() int) int {
 	temps.mu.Lock()
 	temps.wrapped = true
 	temps.mu.Unlock()
 	defer removeTemps()
+	if dir, err := tempDir("gatehouse-state-"); err == nil {
+		_ = os.Setenv("XDG_STATE_HOME", dir)
+	}
 	return run()
 }
 

@@ -1,0 +1,182 @@
+package pipeline
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"gatehouse.dev/gatehouse/controlplane/translate"
+	"gatehouse.dev/gatehouse/internal/chunked"
+)
+
+// DefaultAckBound is how long a new AuthConfig's routes wait for every extauth replica
+// to acknowledge it before they are published anyway.
+const DefaultAckBound = 5 * time.Second
+
+// gate makes changes reach the data plane make-before-break across roles: a virtual
+// host whose routes name an AuthConfig new to extauth is published to the proxies only
+// once every connected extauth replica has acknowledged that AuthConfig (so its first
+// request is answered by a replica that has it), or once the bound has passed. Until
+// then the proxies keep the virtual host's last published version, or do not have it
+// yet when it is new. Edits of an AuthConfig that routes already name need no wait: the
+// routes do not change, and every replica answers with the old or the new version.
+type gate struct {
+	log   zerolog.Logger
+	bound time.Duration
+	// acked reports, for every connected extauth replica, what it acknowledged
+	// (xds.Server.EachAcked for the extauth role and type); nil: nothing is held.
+	acked func(f func(node string, acked map[string]string))
+
+	mu sync.Mutex // guards pending: the acknowledgements come from stream goroutines
+	// pending are the AuthConfigs (config ids) offered to extauth and not yet known to
+	// be acknowledged by every replica, with when they were first offered.
+	pending map[string]time.Time
+
+	// served are the config ids extauth is served (the run lock guards it), and last
+	// the virtual hosts last handed to the proxies.
+	served map[string]bool
+	last   chunked.List[*translate.VirtualHost]
+	// held counts the virtual hosts the last gating held back; heldNames names them.
+	held      int
+	heldNames map[string]bool
+	// offered is false until the first run's configs were offered.
+	offered bool
+}
+
+func newGate(log zerolog.Logger, bound time.Duration, acked func(func(string, map[string]string))) *gate {
+	if bound <= 0 {
+		bound = DefaultAckBound
+	}
+	return &gate{log: log, bound: bound, acked: acked, pending: map[string]time.Time{}, served: map[string]bool{}}
+}
+
+// offer notes the config ids whose ExtAuthConfig changed in a run: those now served
+// that were not before are pending until every replica acknowledges them. The first
+// run's are not: the replicas outlive a restart of the control plane with the configs
+// they had, and holding the virtual hosts back would withdraw them from proxies that
+// have them (a replica that starts without configs is not ready until it has them).
+func (g *gate) offer(changed []string, served func(id string) bool, at time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	first := !g.offered
+	g.offered = true
+	for _, id := range changed {
+		now := served(id)
+		switch {
+		case now && !g.served[id]:
+			g.served[id] = true
+			if g.acked != nil && !first {
+				g.pending[id] = at
+			}
+		case !now:
+			delete(g.served, id)
+			delete(g.pending, id)
+		}
+	}
+}
+
+// ready says whether the routes naming config id may be published at t: it is not
+// pending, or every connected replica acknowledged it, or the bound has passed (then
+// the replicas that lag are logged).
+func (g *gate) ready(id string, t time.Time) bool {
+	since, ok := g.pending[id]
+	if !ok {
+		return true
+	}
+	var lagging []string
+	g.acked(func(node string, acked map[string]string) {
+		if _, ok := acked[id]; !ok {
+			lagging = append(lagging, node)
+		}
+	})
+	switch {
+	case len(lagging) == 0:
+		delete(g.pending, id)
+		return true
+	case t.Sub(since) >= g.bound:
+		sort.Strings(lagging)
+		g.log.Warn().Str("config_id", id).Strs("replicas", lagging).Dur("waited", t.Sub(since)).
+			Msg("extauth replicas have not acknowledged a new AuthConfig within the bound; its routes are published, and those replicas deny them until they have it")
+		delete(g.pending, id)
+		return true
+	}
+	return false
+}
+
+// hosts is vhs with every virtual host whose routes name a pending AuthConfig replaced
+// by its last published version (left out when it had none), and the earliest time a
+// held one is released by the bound (zero when none is held). vhs itself is returned
+// when nothing is held, so the proxies stage finds the same list.
+func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chunked.List[*translate.VirtualHost], time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.held, g.heldNames = 0, nil
+	if len(g.pending) == 0 {
+		g.last = vhs
+		return vhs, time.Time{}
+	}
+	var earliest time.Time
+	hold := func(vh *translate.VirtualHost) bool {
+		held := false
+		for _, rt := range vh.Routes {
+			if rt.AuthConfig != "" && !g.ready(rt.AuthConfig, t) {
+				held = true
+				if d := g.pending[rt.AuthConfig].Add(g.bound); earliest.IsZero() || d.Before(earliest) {
+					earliest = d
+				}
+			}
+		}
+		return held
+	}
+	var before map[string]*translate.VirtualHost
+	var b chunked.Builder[*translate.VirtualHost]
+	for vh := range vhs.Values() {
+		if !hold(vh) {
+			b.Append(vh)
+			continue
+		}
+		g.held++
+		if g.heldNames == nil {
+			g.heldNames = map[string]bool{}
+		}
+		g.heldNames[vh.Name] = true
+		if before == nil {
+			before = make(map[string]*translate.VirtualHost, g.last.Len())
+			for old := range g.last.Values() {
+				before[old.Name] = old
+			}
+		}
+		if old := before[vh.Name]; old != nil && !hold(old) {
+			b.Append(old)
+		}
+	}
+	if g.held == 0 {
+		g.last = vhs
+		return vhs, time.Time{}
+	}
+	g.last = b.List()
+	return g.last, earliest
+}
+
+// isHeld says whether the last gating held back the virtual host of VirtualService id.
+func (g *gate) isHeld(id string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.heldNames[id]
+}
+
+// lastHosts are the virtual hosts last handed to the proxies.
+func (g *gate) lastHosts() chunked.List[*translate.VirtualHost] {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.last
+}
+
+// waiting says whether the last gating held a virtual host back.
+func (g *gate) waiting() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held > 0
+}

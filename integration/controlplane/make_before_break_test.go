@@ -1,0 +1,128 @@
+package controlplane_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
+)
+
+// slowAuthConfig is an AuthConfig of the slowstart plugin, whose service takes
+// startFor to start in extauth.
+func slowAuthConfig(name, startFor string) string {
+	return fmt.Sprintf(`apiVersion: enterprise.gateway.gatehouse.dev/v1
+kind: AuthConfig
+metadata: {name: %s, namespace: gatehouse-system}
+spec:
+  configs:
+    - pluginAuth:
+        name: slowstart
+        exportedSymbolName: Plugin
+        config: {StartFor: %s}
+`, name, startFor)
+}
+
+// A route secured by a new AuthConfig whose plugin takes 4 s to start in extauth
+// reaches the gateway only once extauth has acknowledged it: every request sent from
+// the moment the files are written is answered right (the old route's answer, then
+// the new one's), none denied for a config extauth does not have yet. Without the
+// ordering, the gateway had the route at once and extauth denied it for ~3 s.
+func TestANewRouteWaitsForExtauthToHaveItsAuthConfig(t *testing.T) {
+	plugins := t.TempDir()
+	testbin.Plugin(t, "./integration/controlplane/testdata/plugins/slowstart", plugins, "slowstart.so")
+	sample, err := os.ReadFile(filepath.Join(testbin.SamplePlugins(t), "required_header.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(plugins, "required_header.so"), sample, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startSystem(t, "alpha")
+	s.ex.Kill()
+	s.plugins = plugins
+	s.startExtauth(t)
+	s.expect(t, "/slow", alpha, http.StatusOK) // the "/" route, secured by plugin-auth
+
+	// Poll /slow from before the files are written until the new route answers.
+	var (
+		mu      sync.Mutex
+		answers = map[string]int{}
+		done    = make(chan struct{})
+		stop    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r, err := s.get("/slow", alpha)
+			key := fmt.Sprint(r.status)
+			switch {
+			case err != nil:
+				key = "error: " + err.Error()
+			case r.upstream != nil && r.upstream.Headers["x-slowstart"] == "allowed":
+				key = "new route"
+			}
+			mu.Lock()
+			answers[key]++
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	write(t, s.dir, "slow_auth.yaml", slowAuthConfig("slow-auth", "4s"))
+	vs := virtualService("default", `["*"]`, "/extra")
+	vs = strings.Replace(vs, "      - matchers: [{prefix: /}]", `      - matchers: [{prefix: /slow}]
+        routeAction: {single: {upstream: {name: echo, namespace: gatehouse-system}}}
+        options: {extauth: {configRef: {name: slow-auth, namespace: gatehouse-system}}}
+      - matchers: [{prefix: /}]`, 1)
+	write(t, s.dir, "virtual_service.yaml", vs)
+	s.expectDataPlane(t, "VirtualService", "default", "waiting for extauth to acknowledge its AuthConfig")
+	testbin.Eventually(t, settle, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if answers["new route"] < 20 {
+			return fmt.Errorf("answers so far: %v", answers)
+		}
+		return nil
+	})
+	close(stop)
+	<-done
+	s.expectDataPlane(t, "AuthConfig", "slow-auth", "extauth 1/1")
+	s.expectDataPlane(t, "VirtualService", "default", "proxies 1/1")
+	mu.Lock()
+	defer mu.Unlock()
+	for k, n := range answers {
+		if k != "200" && k != "new route" {
+			t.Errorf("%d requests answered %s while the route was added (all: %v)", n, k, answers)
+		}
+	}
+}
+
+// expectDataPlane polls /statuses until kind name says dataPlane.
+func (s *system) expectDataPlane(t *testing.T, kind, name, dataPlane string) {
+	t.Helper()
+	testbin.Eventually(t, settle, func() error {
+		all, err := s.statuses()
+		if err != nil {
+			return err
+		}
+		for _, r := range all {
+			if r.Kind == kind && r.Name == name {
+				if r.DataPlane != dataPlane {
+					return fmt.Errorf("%s %s: data plane %q, want %q", kind, name, r.DataPlane, dataPlane)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("%s %s: no status", kind, name)
+	})
+}
