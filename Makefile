@@ -48,9 +48,12 @@ unit:
 integration:
 	$(GO) test -count=1 -timeout 30m ./integration/...
 
+# BENCH_FLAGS go to integration/bench: -write updates BENCHMARKS.md, -only SECTION,...
+# runs some sections (see BENCHMARKS.md, "Running it"); KUBEBENCH_FLAGS=-write stores
+# kubebench's goals, which `go run ./integration/bench -table -write` then lists.
 bench: deps kube-assets
-	$(GO) run ./integration/bench
-	$(GO) run ./integration/kube/kubebench
+	$(GO) run ./integration/bench $(BENCH_FLAGS)
+	$(GO) run ./integration/kube/kubebench $(KUBEBENCH_FLAGS)
 
 PROTOC_GEN_GO := google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0

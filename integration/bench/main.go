@@ -1,36 +1,13 @@
-// Command bench is `make bench`: it measures what a Check costs through a plugin chain
-// and through the OIDC login step, and how long a new plugin file takes to serve.
+// Command bench is `make bench`: it measures gatehouse section by section and, with
+// -write, puts each section's text in BENCHMARKS.md between its bench:NAME markers,
+// stores its goals in integration/bench/results/NAME.json and rebuilds from those
+// files the goal table BENCHMARKS.md opens with. Every process it starts is stopped
+// by pid. Sections: plugin, oidc, pluginload, devloop, controlplane, mtls (see
+// BENCHMARKS.md for what each measures).
 //
-// It runs the in-process Go benchmarks of server/chain, server and server/oidc, then
-// builds gatehouse, the required_header plugin and a bare ext_authz server (bareserver,
-// which answers OK without work), and:
-//   - plugin: loads gatehouse serving required_header and the bare server in turn with
-//     ghz, measuring each server's CPU from /proc around every run;
-//   - oidc: starts the OpenID provider and redis-server (integration/harness), logs in
-//     once per session mode (cookie, Redis) and loads a second gatehouse with Checks
-//     carrying the session cookie, alternating with the bare server as above;
-//   - pluginload: builds versions of a plugin with `gatehouse plugin build` and times,
-//     for each, the rename into the plugin folder until a Check is served by it;
-//   - devloop: runs `gatehouse dev --plugin-module` on a copy of the sample plugin and
-//     times saves of its source until a Check answers with the saved behaviour;
-//   - controlplane: writes 1k and 10k services (VirtualService, Upstream, AuthConfig,
-//     one file each), starts `gatehouse controlplane` pinned to one CPU, and times with
-//     delta ADS clients (xdsbench) on the other CPU the first complete state of both
-//     roles and edited files to their new versions on the stream; at the largest size,
-//     RSS under a churn of edits, and `gatehouse extauth --xds` serving every config;
-//   - mtls: certificates from mtls.Generate; the control plane at the largest size in
-//     plain text and with --xds-tls-dir, its ADS clients presenting their roles'
-//     certificates, and `gatehouse extauth` plain and with --tls-dir under ghz, the
-//     modes alternating over rounds.
-//
-// It prints a markdown report and, with -write, puts each part in BENCHMARKS.md
-// between its bench:NAME markers. Every process it starts is stopped by pid.
-//
-//	go run ./integration/bench                                  # full run, about four minutes
-//	go run ./integration/bench -duration 3s -rounds 1 -swaps 3  # smoke run
-//	go run ./integration/bench -write -profile /tmp/gatehouse.pprof
-//	go run ./integration/bench -plugin=false -oidc=false -swaps 0 -gobench=false \
-//	    -cp-sizes 1000 -cp-edits 10 -cp-churn 5s               # control-plane smoke run
+//	go run ./integration/bench                                  # every section
+//	go run ./integration/bench -only devloop -devloop-rounds 5  # one section
+//	go run ./integration/bench -table -write                    # the goal table alone
 package main
 
 import (
@@ -40,68 +17,52 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
-)
 
-// options are the command-line flags.
-type options struct {
-	duration    time.Duration
-	concurrency int
-	rounds      int
-	// rateRounds are the rounds at a fixed rate, for latency; unpinnedRounds those
-	// with nothing pinned (secondary figures).
-	rateRounds, unpinnedRounds int
-	write                      bool
-	file                       string
-	profile                    string
-	oidcProfile                string // a CPU profile under cookie-session load
-	goBench                    bool
-	oidc                       bool
-	swaps                      int // plugin versions the plugin-load phase swaps in; 0 skips it
-	devRounds                  int // saves the dev-loop phase times; 0 skips it
-	plugin                     bool
-	cp                         bool
-	cpSizes                    string
-	cpo                        cpOptions
-	mtls                       bool
-	mtlsRounds                 int
-}
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+)
 
 func main() {
 	var o options
-	flag.DurationVar(&o.duration, "duration", 6*time.Second, "length of each ghz run")
-	flag.IntVar(&o.concurrency, "concurrency", 50, "ghz concurrency")
-	flag.IntVar(&o.rounds, "rounds", 5, "times each server and path is loaded; the report gives medians of per-round ratios")
-	flag.IntVar(&o.rateRounds, "rate-rounds", 3, "rounds of allow at a fixed rate (70% of the bare maximum) for latency; 0 skips them")
-	flag.IntVar(&o.unpinnedRounds, "unpinned-rounds", 1, "rounds with nothing pinned, for the secondary table; 0 skips them")
-	flag.BoolVar(&o.write, "write", false, "update the bench sections of -file that this run measured")
-	flag.StringVar(&o.file, "file", "", "benchmarks file to update with -write (default BENCHMARKS.md at the module root)")
-	flag.StringVar(&o.profile, "profile", "", "after the measured runs, write a CPU profile of gatehouse under allow load to this file")
-	flag.StringVar(&o.oidcProfile, "oidc-profile", "", "after the OIDC section's runs, write a CPU profile of gatehouse under cookie-session load to this file")
-	flag.BoolVar(&o.goBench, "gobench", true, "run the in-process Go benchmarks")
-	flag.BoolVar(&o.oidc, "oidc", true, "measure Checks with a valid OIDC session (needs `make deps`)")
-	flag.IntVar(&o.devRounds, "devloop-rounds", 20, "saves of the sample plugin to time with gatehouse dev --plugin-module; 0 skips it")
-	flag.IntVar(&o.swaps, "swaps", 20, "plugin versions to time from appearing to serving; 0 skips it")
-	flag.BoolVar(&o.plugin, "plugin", true, "load gatehouse and the bare server with ghz (the plugin section; -oidc needs it)")
-	flag.BoolVar(&o.cp, "controlplane", true, "measure gatehouse controlplane with real ADS clients (the controlplane section)")
-	flag.StringVar(&o.cpSizes, "cp-sizes", "1000,10000", "numbers of services the controlplane section generates, one run each; the largest also gets the churn and extauth")
-	flag.IntVar(&o.cpo.starts, "cp-starts", 3, "starts of the control plane timed per size (the median is judged; the last start goes on with the edits)")
-	flag.IntVar(&o.cpo.edits, "cp-edits", 100, "edits of each kind (AuthConfig, Upstream, VirtualService) timed per size")
-	flag.DurationVar(&o.cpo.churn, "cp-churn", time.Minute, "how long the churn of edits runs at the largest size; 0 skips it")
-	flag.IntVar(&o.cpo.churnRate, "cp-churn-rate", 10, "edits per second during the churn")
-	flag.StringVar(&o.cpo.extauthHeap, "cp-extauth-heap", "", "write the heap profile of `gatehouse extauth --xds` serving every AuthConfig to this file")
-	flag.BoolVar(&o.mtls, "mtls", true, "compare plain text with mutual TLS: the control plane at the largest -cp-sizes with -cp-edits, and Checks under ghz (the mtls section)")
-	flag.IntVar(&o.mtlsRounds, "mtls-rounds", 5, "rounds of the mtls section, each running both modes; the report gives medians of per-round ratios")
+	p := &o.plugin
+	flag.DurationVar(&p.Duration, "duration", 6*time.Second, "length of each ghz run")
+	flag.IntVar(&p.Concurrency, "concurrency", 50, "ghz concurrency")
+	flag.IntVar(&p.Rounds, "rounds", 5, "rounds of the plugin and OIDC sections' loads; the report gives medians of per-round ratios")
+	flag.IntVar(&p.RateRounds, "rate-rounds", 3, "rounds of allow at a fixed rate (70% of the bare maximum) for latency; 0 skips them")
+	flag.IntVar(&p.UnpinnedRounds, "unpinned-rounds", 1, "rounds with nothing pinned, for the secondary table; 0 skips them")
+	flag.StringVar(&p.Profile, "profile", "", "write a CPU profile of gatehouse under allow load to this file")
+	flag.BoolVar(&p.GoBench, "gobench", true, "run the sections' in-process Go benchmarks")
+	flag.BoolVar(&o.pluginSection, "plugin", true, "the plugin section: gatehouse and the bare server under ghz")
+	flag.BoolVar(&o.oidc, "oidc", true, "the OIDC section: Checks with a valid session (needs `make deps`)")
+	flag.StringVar(&o.oidcProfile, "oidc-profile", "", "write a CPU profile of gatehouse under cookie-session load to this file")
+	flag.IntVar(&o.swaps, "swaps", 20, "the pluginload section: plugin versions timed from appearing to serving; 0 skips it")
+	flag.IntVar(&o.devRounds, "devloop-rounds", 20, "the devloop section: saves timed per module with gatehouse dev --plugin-module; 0 skips it")
+	flag.BoolVar(&o.cp, "controlplane", true, "the controlplane section: gatehouse controlplane with real ADS clients")
+	flag.StringVar(&o.cpSizes, "cp-sizes", "1000,10000", "numbers of services, one run each; the largest also gets the churn, extauth and the mtls section")
+	flag.IntVar(&o.cpo.Starts, "cp-starts", 3, "starts of the control plane timed per size (the median is judged)")
+	flag.IntVar(&o.cpo.Edits, "cp-edits", 100, "edits of each kind timed per size, and per mtls round")
+	flag.DurationVar(&o.cpo.Churn, "cp-churn", time.Minute, "how long the churn of edits runs at the largest size; 0 skips it")
+	flag.IntVar(&o.cpo.ChurnRate, "cp-churn-rate", 10, "edits per second during the churn")
+	flag.StringVar(&o.cpo.ExtauthHeap, "cp-extauth-heap", "", "write the heap profile of `gatehouse extauth --xds` serving every AuthConfig to this file")
+	flag.BoolVar(&o.doMTLS, "mtls", true, "the mtls section: plain text against mutual TLS, control plane and Check")
+	flag.IntVar(&o.mtlsRounds, "mtls-rounds", 5, "rounds of the mtls section, each running both modes")
+	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls)")
+	flag.BoolVar(&o.write, "write", false, "update the sections this run measured in -file, their results in -results, and the goal table")
+	flag.BoolVar(&o.table, "table", false, "measure nothing: print (with -write, rewrite) the goal table from the stored results")
+	flag.StringVar(&o.file, "file", "", "benchmarks file (default BENCHMARKS.md at the module root)")
+	flag.StringVar(&o.results, "results", "", "folder of the sections' stored results (default integration/bench/results)")
 	flag.Parse()
 	if err := o.validate(); err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(2)
 	}
-
-	// Children run in their own process groups (so that they can be stopped as a
-	// whole), which means a Ctrl-C reaches only this process: it cancels ctx, and
-	// everything started is stopped by pid on the way out.
+	// Children run in their own process groups, so a Ctrl-C reaches only this
+	// process: it cancels ctx, and everything started is stopped by pid on the way out.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, o)
 	interrupted := ctx.Err() != nil
@@ -116,38 +77,93 @@ func main() {
 }
 
 func (o *options) validate() error {
+	if o.only != "" {
+		want := strings.Split(o.only, ",")
+		for _, w := range want {
+			if !slices.ContainsFunc(sections, func(s benchkit.Section) bool { return s.Name == w }) {
+				return fmt.Errorf("-only %q: no section %q", o.only, w)
+			}
+		}
+		on := func(name string) bool { return slices.Contains(want, name) }
+		o.pluginSection, o.oidc, o.cp, o.doMTLS = on("plugin"), on("oidc"), on("controlplane"), on("mtls")
+		if !on("pluginload") {
+			o.swaps = 0
+		}
+		if !on("devloop") {
+			o.devRounds = 0
+		}
+	}
+	p := o.plugin
 	switch {
-	case o.duration < time.Second:
-		return fmt.Errorf("-duration %s: use at least 1s", o.duration)
-	case o.concurrency < 1:
-		return fmt.Errorf("-concurrency %d: use at least 1", o.concurrency)
-	case o.rounds < 1:
-		return fmt.Errorf("-rounds %d: use at least 1", o.rounds)
-	case o.rateRounds < 0 || o.unpinnedRounds < 0:
-		return fmt.Errorf("-rate-rounds %d -unpinned-rounds %d: use 0 to skip, or more", o.rateRounds, o.unpinnedRounds)
-	case o.devRounds < 0:
-		return fmt.Errorf("-devloop-rounds %d: use 0 to skip, or more", o.devRounds)
-	case o.swaps < 0:
-		return fmt.Errorf("-swaps %d: use 0 to skip, or more", o.swaps)
-	case o.oidc && !o.plugin:
-		return errors.New("-oidc needs the load of -plugin (it compares with the same bare server): add -oidc=false")
+	case p.Duration < time.Second:
+		return fmt.Errorf("-duration %s: use at least 1s", p.Duration)
+	case p.Concurrency < 1 || p.Rounds < 1 || o.mtlsRounds < 1 || o.cpo.Edits < 1 || o.cpo.Starts < 1:
+		return errors.New("-concurrency, -rounds, -mtls-rounds, -cp-edits and -cp-starts: use at least 1")
+	case p.RateRounds < 0 || p.UnpinnedRounds < 0 || o.devRounds < 0 || o.swaps < 0:
+		return errors.New("-rate-rounds, -unpinned-rounds, -devloop-rounds and -swaps: use 0 to skip, or more")
 	case o.oidcProfile != "" && !o.oidc:
 		return errors.New("-oidc-profile profiles the OIDC section's cookie load: it needs -oidc")
-	case o.cpo.edits < 1:
-		return fmt.Errorf("-cp-edits %d: use at least 1", o.cpo.edits)
-	case o.cpo.starts < 1:
-		return fmt.Errorf("-cp-starts %d: use at least 1", o.cpo.starts)
-	case o.mtlsRounds < 1:
-		return fmt.Errorf("-mtls-rounds %d: use at least 1", o.mtlsRounds)
-	case o.cpo.churn < 0 || o.cpo.churnRate < 1:
-		return fmt.Errorf("-cp-churn %s -cp-churn-rate %d: use a duration >= 0 and a rate >= 1", o.cpo.churn, o.cpo.churnRate)
+	case o.cpo.Churn < 0 || o.cpo.ChurnRate < 1:
+		return fmt.Errorf("-cp-churn %s -cp-churn-rate %d: use a duration >= 0 and a rate >= 1", o.cpo.Churn, o.cpo.ChurnRate)
 	}
-	if o.cp || o.mtls {
-		sizes, err := parseSizes(o.cpSizes)
-		if err != nil {
+	for _, f := range strings.Split(o.cpSizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-cp-sizes %q: want positive numbers separated by commas", o.cpSizes)
+		}
+		o.cpo.Sizes = append(o.cpo.Sizes, n)
+	}
+	slices.Sort(o.cpo.Sizes)
+	return nil
+}
+
+// run measures the sections asked for and writes what they found.
+func run(ctx context.Context, o options) error {
+	root, err := benchkit.ModuleRoot(ctx)
+	if err != nil {
+		return err
+	}
+	if o.file == "" {
+		o.file = filepath.Join(root, "BENCHMARKS.md")
+	}
+	if o.results == "" {
+		o.results = filepath.Join(root, "integration", "bench", "results")
+	}
+	var rs []benchkit.Result
+	if !o.table {
+		if rs, err = measure(ctx, o, root); err != nil {
 			return err
 		}
-		o.cpo.sizes = sizes
 	}
+	for _, r := range rs {
+		fmt.Print(r.Markdown + "\n" + r.Profile)
+	}
+	if !o.write {
+		return printTable(o, rs)
+	}
+	rel, err := filepath.Rel(filepath.Dir(o.file), o.results)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		// The folded tables of every run go beside the result, linked from the section.
+		short, details := benchkit.SplitDetails(r.Markdown, filepath.ToSlash(filepath.Join(rel, r.Section+".md")))
+		i := slices.IndexFunc(sections, func(s benchkit.Section) bool { return s.Name == r.Section })
+		if err := sections[i].Update(o.file, short); err != nil {
+			return err
+		}
+		if err := benchkit.SaveResult(o.results, r); err != nil {
+			return err
+		}
+		head := fmt.Sprintf("# %s: every run of %s\n\nWritten by `%s`.\n\n", r.Section, r.Date, r.Command)
+		details = strings.NewReplacer("<details><summary>", "## ", "</summary>", "", "</details>\n", "").Replace(details)
+		if err := os.WriteFile(filepath.Join(o.results, r.Section+".md"), []byte(head+details), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := writeTable(o); err != nil {
+		return err
+	}
+	benchkit.Progress("updated %s and %s", o.file, o.results)
 	return nil
 }

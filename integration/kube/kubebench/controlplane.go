@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsbench"
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 )
 
 func freeAddr() (string, error) {
@@ -102,28 +101,10 @@ func (b *bench) stopControlplane() {
 	}
 }
 
-// rss returns the control plane's VmRSS and VmHWM in kB.
+// rss returns the control plane's VmRSS and VmHWM in kB (0 when it is gone).
 func (b *bench) rss() (rss, hwm int) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", b.cp.Process.Pid))
-	if err != nil {
-		return 0, 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 2 {
-			continue
-		}
-		n, _ := strconv.Atoi(fields[1])
-		switch fields[0] {
-		case "VmRSS:":
-			rss = n
-		case "VmHWM:":
-			hwm = n
-		}
-	}
-	return rss, hwm
+	m, _ := benchkit.ReadMem(b.cp.Process.Pid)
+	return int(m.RSS >> 10), int(m.Peak >> 10)
 }
 
 // clusterOf is the EDS cluster of Service s.

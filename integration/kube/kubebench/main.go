@@ -5,9 +5,10 @@
 // once until every status is written, the control plane's RSS, and a first sync (a
 // control plane of another namespace started on the 10,000 stored VirtualServices
 // until it wrote a status entry on each). Figures go to
-// stdout (BENCHMARKS.md has them); nothing here is a pass/fail test.
+// stdout; with -write, its goals go to integration/bench/results/kube.json, from which
+// `go run ./integration/bench -table -write` puts them in BENCHMARKS.md's goal table.
 //
-//	go run ./integration/kube/kubebench [-services 2000] [-endpoints 20000] [-vs 10000]
+//	go run ./integration/kube/kubebench [-services 2000] [-endpoints 20000] [-vs 10000] [-write]
 package main
 
 import (
@@ -17,11 +18,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 	"gatehouse.dev/gatehouse/internal/kubetest"
 )
 
@@ -48,6 +51,7 @@ type bench struct {
 	// heapProfile, when set, is where the control plane's heap profile is written once
 	// every VirtualService's status is Accepted (when its resident memory is measured).
 	heapProfile string
+	goals       []benchkit.Goal // what the run measured against issue 11's targets
 }
 
 func main() {
@@ -59,8 +63,15 @@ func main() {
 	flag.Float64Var(&b.statusQPS, "status-qps", 0, "the control plane's --status-qps (default: its own)")
 	flag.StringVar(&b.profile, "cpuprofile", "", "write a CPU profile of the control plane during the VirtualServices phase here")
 	flag.StringVar(&b.heapProfile, "heapprofile", "", "write the control plane's heap profile here once every VirtualService is Accepted")
+	write := flag.Bool("write", false, "store the goals in -results (kube.json) for the goal table of BENCHMARKS.md")
+	results := flag.String("results", "integration/bench/results", "folder of the bench's stored results")
 	flag.Parse()
-	if err := b.run(*services, *endpoints, *vss); err != nil {
+	err := b.run(*services, *endpoints, *vss)
+	if err == nil && *write {
+		err = benchkit.SaveResult(*results, benchkit.Result{Section: "kube", Date: time.Now().UTC().Format("2006-01-02"),
+			Command: strings.Join(append([]string{"go", "run", "./integration/kube/kubebench"}, os.Args[1:]...), " "), Goals: b.goals})
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubebench:", err)
 		os.Exit(1)
 	}
@@ -112,6 +123,8 @@ func (b *bench) run(services, endpoints, vss int) error {
 	}
 	rss, hwm := b.rss()
 	fmt.Printf("control plane RSS %d MB (peak %d MB) with %d Services, %d endpoints and %d VirtualServices\n", rss>>10, hwm>>10, services, endpoints, vss)
+	b.goals = append(b.goals, benchkit.Goal{What: fmt.Sprintf("kube: control-plane RSS with %d Services, %d endpoints and %d VirtualServices", services, endpoints, vss),
+		Target: 500, Unit: "MB", Below: true, Rounds: []float64{float64(rss >> 10)}})
 	if err := b.firstSync(ctx, vss); err != nil {
 		return err
 	}

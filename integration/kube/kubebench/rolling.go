@@ -10,6 +10,7 @@ import (
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsbench"
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 )
 
 // rollingUpdate replaces Service 0's 50 endpoints one at a time, as a rolling update of
@@ -56,6 +57,8 @@ func (b *bench) rollingUpdate(ctx context.Context, services int) error {
 		lat = append(lat, at.Sub(t0))
 	}
 	fmt.Printf("rolling update of 50 endpoints (%d Services loaded): EndpointSlice write → new EDS on the client: %s\n", services, lat)
+	b.goals = append(b.goals, benchkit.Goal{What: fmt.Sprintf("kube: rolling update of 50 endpoints (%d Services) → new EDS on a client, p99", services),
+		Target: 1000, Unit: "ms", Below: true, Rounds: []float64{benchkit.Millis(lat.Percentile(99))}})
 	if got := w.Version(resourcev3.ClusterType, cluster); got != clusterVersion {
 		fmt.Printf("WARNING: the cluster was sent again (version %s → %s)\n", clusterVersion, got)
 	} else {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"gatehouse.dev/gatehouse/controlplane/kube"
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 )
 
 func virtualService(i, services int) *unstructured.Unstructured {
@@ -58,6 +59,8 @@ func (b *bench) applyVirtualServices(ctx context.Context, n, services int) error
 	}
 	fmt.Printf("%d VirtualServices: created by 16 writers in %v; every status Accepted %v after the first create (%v after the last)\n",
 		n, applied.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), (time.Since(start) - applied).Round(time.Millisecond))
+	b.goals = append(b.goals, benchkit.Goal{What: fmt.Sprintf("kube: %d VirtualServices created by 16 writers → every status Accepted, from the first create", n),
+		Target: 30000, Unit: "ms", Below: true, Rounds: []float64{benchkit.Millis(time.Since(start))}})
 	return b.writeHeapProfile()
 }
 

@@ -1,0 +1,155 @@
+package checkload
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"github.com/rs/zerolog"
+	"google.golang.org/genproto/googleapis/rpc/code"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"gatehouse.dev/gatehouse/internal/mtls"
+)
+
+// LongChainSteps is the length of the long chain: what a further step costs under
+// load is the slope from the one-step chain to it, over its further steps.
+const LongChainSteps = 21
+
+// LongChainPath is the load through the long chain ("chain21").
+var LongChainPath = fmt.Sprintf("chain%d", LongChainSteps)
+
+// ConfigID is the route of the one-step chain, as in examples/default.
+const ConfigID = "gatehouse-system.plugin-auth"
+
+// Paths are the workloads of the plugin chain: the two decisions of the one-step
+// chain, by the x-required value that leads to each, and the allow of the three-step
+// and the long chain (every step runs).
+var Paths = []struct{ Name, Value, ConfigID string }{
+	{"allow", "alpha", ConfigID},
+	{"deny", "nope", ConfigID},
+	{"chain3", "alpha", "gatehouse-system.plugin-chain"},
+	{LongChainPath, "alpha", fmt.Sprintf("gatehouse-system.plugin-chain-%d", LongChainSteps)},
+}
+
+// PathNames are the names of Paths.
+func PathNames() []string {
+	names := make([]string, len(Paths))
+	for i, p := range Paths {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// WriteChainConfig writes the AuthConfigs of Paths to dir/auth_config.yaml: one
+// RequiredHeader step, as examples/default/auth_config.yaml (pinned here so that an
+// edit to the example cannot change what is measured), then three and LongChainSteps.
+func WriteChainConfig(dir string) (string, error) {
+	doc := ChainYAML("plugin-auth", 1) + "---\n" + ChainYAML("plugin-chain", 3) + "---\n" +
+		ChainYAML(fmt.Sprintf("plugin-chain-%d", LongChainSteps), LongChainSteps)
+	cfg := filepath.Join(dir, "auth_config.yaml")
+	return cfg, os.WriteFile(cfg, []byte(doc), 0o644)
+}
+
+// CheckRequest is what Envoy sends for a browser's API call on the plugin route of
+// id: ten headers, the route's config_id and both peers.
+func CheckRequest(id, required string) *authv3.CheckRequest {
+	return BrowserRequest(id, "/api/v1/items?page=2", map[string]string{"accept": "application/json", "x-required": required})
+}
+
+// SetPaths makes each of Paths a workload of l.
+func (l *Loader) SetPaths() error {
+	for _, p := range Paths {
+		if err := l.SetRequest(p.Name, CheckRequest(p.ConfigID, p.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WaitChain waits until s answers each of Paths as the load means to measure: the bare
+// server allows all, gatehouse allows "alpha" with the plugin's header (through every
+// chain) and denies "nope" with 403.
+func WaitChain(ctx context.Context, s *Server) error {
+	return WaitUntil(ctx, s, func(ctx context.Context) error { return verify(ctx, s) })
+}
+
+func verify(ctx context.Context, s *Server) error {
+	creds := insecure.NewCredentials()
+	if s.ClientTLS != "" {
+		f, err := mtls.Load(s.ClientTLS, zerolog.Nop())
+		if err != nil {
+			return err
+		}
+		creds = mtls.ClientCredentials(f, mtls.RoleExtauth)
+	}
+	conn, err := grpc.NewClient(s.Addr, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	client := authv3.NewAuthorizationClient(conn)
+	for _, p := range Paths {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		resp, err := client.Check(cctx, CheckRequest(p.ConfigID, p.Value))
+		cancel()
+		if err == nil {
+			err = expected(s.Name == "bare", p.Name == "deny", resp)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: Check (%s): %w", s.Name, p.Name, err)
+		}
+	}
+	return nil
+}
+
+func expected(bare, deny bool, resp *authv3.CheckResponse) error {
+	got := code.Code(resp.GetStatus().GetCode())
+	switch {
+	case !bare && deny:
+		if got != code.Code_PERMISSION_DENIED || resp.GetDeniedResponse().GetStatus().GetCode() != 403 {
+			return fmt.Errorf("status %s with HTTP %d, want PERMISSION_DENIED with 403", got, resp.GetDeniedResponse().GetStatus().GetCode())
+		}
+		return nil
+	case got != code.Code_OK:
+		return fmt.Errorf("status %s, want OK", got)
+	case bare:
+		return nil
+	}
+	if HeaderOf(resp, "matched-allowed-headers") == "true" {
+		return nil
+	}
+	return fmt.Errorf("allowed without the plugin's header matched-allowed-headers: true (%v)", resp.GetOkResponse())
+}
+
+// HeaderOf is the value of the request header name an allowed Check adds, or "".
+func HeaderOf(resp *authv3.CheckResponse, name string) string {
+	for _, h := range resp.GetOkResponse().GetHeaders() {
+		if h.GetHeader().GetKey() == name {
+			return h.GetHeader().GetValue()
+		}
+	}
+	return ""
+}
+
+// Answer sends req and returns the value of the request header name the allowed
+// answer adds, "" when the Check is denied, and an error when it is allowed without it.
+func Answer(ctx context.Context, client authv3.AuthorizationClient, req *authv3.CheckRequest, name string) (string, error) {
+	cctx, cancel := context.WithTimeout(ctx, EnvoyTimeout)
+	defer cancel()
+	resp, err := client.Check(cctx, req)
+	if err != nil {
+		return "", err
+	}
+	if code.Code(resp.GetStatus().GetCode()) != code.Code_OK {
+		return "", nil
+	}
+	if v := HeaderOf(resp, name); v != "" {
+		return v, nil
+	}
+	return "", fmt.Errorf("allowed without %s", name)
+}

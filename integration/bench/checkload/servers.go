@@ -1,0 +1,184 @@
+package checkload
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"google.golang.org/protobuf/proto"
+
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+)
+
+// Server is one ext_authz server under test.
+type Server struct {
+	Name  string // "bare", "gatehouse", "plain", "mtls"
+	Addr  string // gRPC host:port
+	Admin string // gatehouse's admin host:port, when started with one
+	Proc  *benchkit.Proc
+	// ClientTLS is the certificate folder (tls.crt, tls.key, ca.crt) clients present to
+	// a server of mutual TLS; "" for plain text.
+	ClientTLS string
+}
+
+// StartBare starts bareserver, which answers OK without work, on ServerCPU.
+func StartBare(env *benchkit.Env, dir string) (*Server, error) {
+	addrs, err := benchkit.FreeAddrs(1)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Name: "bare", Addr: addrs[0]}
+	bin, args := benchkit.Pinned(benchkit.ServerCPU, env.Bins.Bare, "-listen", s.Addr)
+	s.Proc, err = env.Procs.Start("bareserver", filepath.Join(dir, "bareserver.log"), benchkit.ServerEnv(), bin, args...)
+	return s, err
+}
+
+// StartExtauth starts `gatehouse extauth` with args on ServerCPU, on a free port, and
+// with an admin server when admin is set.
+func StartExtauth(env *benchkit.Env, name, logPath string, admin bool, args ...string) (*Server, error) {
+	addrs, err := benchkit.FreeAddrs(2)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Name: name, Addr: addrs[0]}
+	args = append([]string{"extauth", "--listen", s.Addr}, args...)
+	if admin {
+		s.Admin = addrs[1]
+		args = append(args, "--admin-listen", s.Admin)
+	}
+	bin, args := benchkit.Pinned(benchkit.ServerCPU, env.Bins.Gatehouse, args...)
+	s.Proc, err = env.Procs.Start("gatehouse ("+name+")", logPath, benchkit.ServerEnv(), bin, args...)
+	return s, err
+}
+
+// WaitUntil calls probe every 100ms until it succeeds, s exits, or 30 seconds pass.
+func WaitUntil(ctx context.Context, s *Server, probe func(context.Context) error) error {
+	return benchkit.Poll(ctx, s.Proc, 30*time.Second, 100*time.Millisecond, probe)
+}
+
+// SetRequest makes req the request of workload name, written in protobuf binary form,
+// which ghz sends as is (-B) instead of converting JSON on every call.
+func (l *Loader) SetRequest(name string, req *authv3.CheckRequest) error {
+	b, err := proto.Marshal(req)
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(l.dir, "check-"+name+".bin")
+	l.data[name] = p
+	return os.WriteFile(p, b, 0o644)
+}
+
+// BrowserRequest is what Envoy sends for a browser's GET of path on the route of id:
+// the eight headers every such request has plus extra, the route's config_id and
+// both peers.
+func BrowserRequest(id, path string, extra map[string]string) *authv3.CheckRequest {
+	peer := func(ip string, port uint32) *authv3.AttributeContext_Peer {
+		return &authv3.AttributeContext_Peer{Address: &corev3.Address{Address: &corev3.Address_SocketAddress{
+			SocketAddress: &corev3.SocketAddress{Address: ip, PortSpecifier: &corev3.SocketAddress_PortValue{PortValue: port}},
+		}}}
+	}
+	headers := map[string]string{
+		":authority": "app.example.com", ":method": "GET", ":path": path, ":scheme": "https",
+		"accept-encoding": "gzip, deflate, br", "user-agent": "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36",
+		"x-forwarded-for": "203.0.113.7", "x-request-id": "5f1c3a52-7d1e-4b8e-9a43-0c2f2d1b6e11",
+	}
+	for k, v := range extra {
+		headers[k] = v
+	}
+	return &authv3.CheckRequest{Attributes: &authv3.AttributeContext{
+		Source:      peer("203.0.113.7", 53124),
+		Destination: peer("10.0.0.12", 8080),
+		Request: &authv3.AttributeContext_Request{Http: &authv3.AttributeContext_HttpRequest{
+			Id: "5f1c3a52-7d1e-4b8e-9a43-0c2f2d1b6e11", Method: "GET", Path: path, Host: "app.example.com",
+			Scheme: "https", Protocol: "HTTP/1.1", Headers: headers,
+		}},
+		ContextExtensions: map[string]string{"config_id": id},
+	}}
+}
+
+// Profile loads gatehouse with the requests of load while fetching a CPU profile from
+// its admin server, writes it to file and returns `go tool pprof -top -cum` of it.
+func (l *Loader) Profile(ctx context.Context, gh *Server, load, file string) (string, error) {
+	if gh.Admin == "" {
+		return "", fmt.Errorf("gatehouse was started without --admin-listen")
+	}
+	seconds := max(int((l.Duration-2*time.Second)/time.Second), 1)
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := l.ghzRun(ctx, gh, load, l.Duration, 0)
+		errc <- err
+	}()
+	select { // let the load reach its steady state
+	case <-ctx.Done():
+	case <-time.After(time.Second):
+	}
+	perr := FetchProfile(ctx, "http://"+gh.Admin+"/debug/pprof/profile?seconds="+strconv.Itoa(seconds), file)
+	if err := <-errc; err != nil {
+		return "", err
+	}
+	if perr != nil {
+		return "", perr
+	}
+	return benchkit.Output(ctx, "", "go", "tool", "pprof", "-top", "-cum", "-nodecount=45", file)
+}
+
+// FetchProfile writes what url answers to file.
+func FetchProfile(ctx context.Context, url, file string) error {
+	body, err := Get(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Get is the body of url when it answers 200.
+func Get(ctx context.Context, url string) (io.ReadCloser, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetching %s: %w", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("fetching %s: %s", url, resp.Status)
+	}
+	return resp.Body, nil
+}
+
+// ChainYAML is an AuthConfig name with steps required_header steps, each allowing
+// "alpha" and a value of its own, so that every step runs for "alpha".
+func ChainYAML(name string, steps int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: enterprise.gateway.gatehouse.dev/v1\nkind: AuthConfig\nmetadata:\n  name: %s\n"+
+		"  namespace: gatehouse-system\nspec:\n  configs:\n", name)
+	own := []string{"beta", "gamma", "delta"}
+	for i := range steps {
+		v := fmt.Sprintf("v%d", i)
+		if i < len(own) {
+			v = own[i]
+		}
+		fmt.Fprintf(&b, "    - pluginAuth:\n        name: required_header\n        exportedSymbolName: Plugin\n"+
+			"        config:\n          RequiredHeader: x-required\n          AllowedValues: [alpha, %s]\n", v)
+	}
+	return b.String()
+}

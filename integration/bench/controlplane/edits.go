@@ -1,0 +1,109 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"gatehouse.dev/gatehouse/controlplane/translate"
+	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/controlplane/xds/xdsbench"
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+)
+
+// EditSeries measures one kind of edit: the file rewritten, its new version on the
+// already-connected stream of the role it concerns.
+type EditSeries struct {
+	Kind      Kind
+	Latencies xdsbench.Latencies
+	// Publish is the control plane's mean time in Publish per edit (both roles), from
+	// its gatehouse_xds_publish_seconds histogram.
+	Publish time.Duration
+	// CPU is the control plane's CPU time (user + system) per edit: what an edit costs
+	// it however busy the machine is.
+	CPU time.Duration
+	// OtherCPU is the share of the machine's CPU used by processes other than the
+	// control plane and the bench while the edits ran.
+	OtherCPU float64
+}
+
+// Editor makes edits to the resources of a running control plane; v numbers them so
+// that every edit changes its resource.
+type Editor struct {
+	Dir string // the resources' folder, as WriteResources filled it
+	N   int    // services in it
+	CP  *Plane // the control plane serving them
+	v   int
+}
+
+// target is where the edit of service i's resource of kind k shows: the watcher, the
+// type and the resource whose version changes.
+func (e *Editor) target(k Kind, i int) (*xdsbench.Watcher, string, string) {
+	switch k {
+	case KindAuthConfig:
+		return e.CP.extauth, xds.ExtAuthConfigType, k.id(i)
+	case KindUpstream:
+		return e.CP.proxy, xds.EndpointType, translate.ClusterName(k.id(i))
+	default:
+		return e.CP.proxy, xds.RouteType, e.CP.routeConfig
+	}
+}
+
+// service is the service the j-th edit of a series touches, spread over all of them.
+func (e *Editor) service(j int) int { return (j*7919 + 13) % e.N }
+
+// Measure makes count edits of kind k one after the other, each timed from just before
+// the file is rewritten to its new version arriving.
+func (e *Editor) Measure(ctx context.Context, k Kind, count int, clock benchkit.Clock) (EditSeries, error) {
+	s := EditSeries{Kind: k}
+	before, err := e.publishMetrics(ctx)
+	if err != nil {
+		return s, err
+	}
+	pid := e.CP.Proc.Pid()
+	cpu, err := benchkit.WatchOthers(clock, pid, os.Getpid())
+	if err != nil {
+		return s, err
+	}
+	cpBefore, err := clock.Used(pid)
+	if err != nil {
+		return s, err
+	}
+	for j := range count {
+		i := e.service(j)
+		w, typ, name := e.target(k, i)
+		e.v++
+		v := e.v
+		l, err := xdsbench.MeasureOne(ctx, w, j, xdsbench.Edit{
+			Resource: func(int) (string, string) { return typ, name },
+			Apply:    func(int) error { return editResource(e.Dir, k, i, v) },
+		}, 30*time.Second)
+		if err != nil {
+			if exit := e.CP.Proc.Exited(); exit != nil {
+				return s, exit
+			}
+			return s, fmt.Errorf("%s edit: %w", k, err)
+		}
+		s.Latencies = append(s.Latencies, l)
+	}
+	if s.OtherCPU, err = cpu.Others(0); err != nil {
+		return s, err
+	}
+	cpAfter, err := clock.Used(pid)
+	if err != nil {
+		return s, err
+	}
+	s.CPU = (cpAfter - cpBefore) / time.Duration(count)
+	after, err := e.publishMetrics(ctx)
+	if err != nil {
+		return s, err
+	}
+	sum := after["gatehouse_xds_publish_seconds_sum"] - before["gatehouse_xds_publish_seconds_sum"]
+	s.Publish = time.Duration(sum / float64(count) * float64(time.Second))
+	return s, nil
+}
+
+func (e *Editor) publishMetrics(ctx context.Context) (map[string]float64, error) {
+	return metric(ctx, "http://"+e.CP.admin+"/metrics", "gatehouse_xds_publish_seconds_sum", "gatehouse_xds_publish_seconds_count")
+}

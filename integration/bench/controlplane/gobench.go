@@ -1,0 +1,38 @@
+package controlplane
+
+import (
+	"context"
+	"fmt"
+
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+)
+
+// The control plane's in-process Go benchmarks: Publish of a first state and of one
+// edit (controlplane/xds); a full translation with and without Publish, and one
+// edited resource through the warm pipeline (controlplane/pipeline).
+var cpGoBenchPackages = []string{"./controlplane/xds", "./controlplane/pipeline"}
+
+// cpGoBenchRuns are the runs, each a pattern and its -benchtime: a first publish or a
+// full translation at 10k services takes a good part of a second, so a few suffice; an
+// edit takes a millisecond or less, and its figure per operation, over a few, would be
+// mostly whether a collection fell among them.
+var cpGoBenchRuns = []struct {
+	pattern    string
+	iterations int
+}{
+	{"FirstPublish|FullTranslation", 10},
+	{"PublishOneEdit|^BenchmarkEdit$", 300},
+}
+
+// runGoBenchmarks runs them.
+func runGoBenchmarks(ctx context.Context, root string) ([]benchkit.GoBench, error) {
+	var out []benchkit.GoBench
+	for _, r := range cpGoBenchRuns {
+		got, err := benchkit.RunGoBench(ctx, root, r.pattern, fmt.Sprintf("-benchmem -benchtime %dx", r.iterations), cpGoBenchPackages...)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	return out, nil
+}

@@ -1,0 +1,80 @@
+package devloop
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+)
+
+// Section is where the section's text goes in BENCHMARKS.md.
+var Section = benchkit.Section{Name: "devloop", Heading: "## Plugin author's live loop: a save until it serves\n\n"}
+
+// Run times rounds saves of a module made by `gatehouse plugin new` outside the
+// repository, then of a copy of the sample plugin, each under its own `gatehouse dev`.
+func Run(ctx context.Context, env *benchkit.Env, rounds int) (benchkit.Result, error) {
+	load := benchkit.LoadAverage()
+	author, err := scaffold(ctx, env)
+	if err != nil {
+		return benchkit.Result{}, err
+	}
+	inRepo, err := sample(env)
+	if err != nil {
+		return benchkit.Result{}, err
+	}
+	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command}
+	var b strings.Builder
+	for _, m := range []module{author, inRepo} {
+		benchkit.Progress("timing %d saves of the %s with gatehouse dev --plugin-module", rounds, m.name)
+		saves, err := loop(ctx, env, m, rounds)
+		if err != nil {
+			return benchkit.Result{}, fmt.Errorf("%s: %w", m.name, err)
+		}
+		serving := column(saves, func(s save) time.Duration { return s.Serving })
+		r.Goals = append(r.Goals, benchkit.Goal{What: "dev loop, " + m.name + ": save → serving, p99",
+			Target: benchkit.Millis(target), Unit: "ms", Below: true, Rounds: []float64{benchkit.Millis(benchkit.Percentile(serving, 99))}})
+		writeModule(&b, m, saves)
+	}
+	var md strings.Builder
+	md.WriteString(env.Measured(", load average " + load))
+	benchkit.WriteGoals(&md, r.Goals)
+	md.WriteString(b.String())
+	r.Markdown = md.String()
+	return r, nil
+}
+
+func column(saves []save, get func(save) time.Duration) []time.Duration {
+	out := make([]time.Duration, len(saves))
+	for i, s := range saves {
+		out[i] = get(s)
+	}
+	return out
+}
+
+// writeModule is one module's table: offsets from the save, then the two parts of
+// *built and checked* dev's log gives, and every save folded.
+func writeModule(b *strings.Builder, m module, saves []save) {
+	serving := benchkit.Median(column(saves, func(s save) time.Duration { return s.Serving }))
+	build := benchkit.Median(column(saves, func(s save) time.Duration { return s.GoBuild }))
+	check := benchkit.Median(column(saves, func(s save) time.Duration { return s.Check }))
+	fmt.Fprintf(b, "**%s**, %d saves of `%s`: of the median save → serving (%s), go build is %.0f %% (%s) and the check %.0f %% (%s).\n\n",
+		m.name, len(saves), m.file, benchkit.Ms(serving), 100*float64(build)/float64(serving), benchkit.Ms(build),
+		100*float64(check)/float64(serving), benchkit.Ms(check))
+	benchkit.WriteDurations(b, "from the save to", []benchkit.Row{
+		{Label: "build started", Of: column(saves, func(s save) time.Duration { return s.Building })},
+		{Label: "built and checked", Of: column(saves, func(s save) time.Duration { return s.Built })},
+		{Label: "opened by extauth", Of: column(saves, func(s save) time.Duration { return s.Opened })},
+		{Label: "**serving**: the first Check answered with the new header", Of: column(saves, func(s save) time.Duration { return s.Serving })},
+		{Label: "*of which go build* (compile and link)", Of: column(saves, func(s save) time.Duration { return s.GoBuild })},
+		{Label: "*of which the check* (pre-flight and trial load)", Of: column(saves, func(s save) time.Duration { return s.Check })},
+	})
+	fmt.Fprintf(b, "<details><summary>Every save of the %s</summary>\n\n", m.name)
+	b.WriteString("| save | build started | built and checked | opened | serving | go build | check |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	for i, s := range saves {
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s |\n", i+1, benchkit.Ms(s.Building), benchkit.Ms(s.Built),
+			benchkit.Ms(s.Opened), benchkit.Ms(s.Serving), benchkit.Ms(s.GoBuild), benchkit.Ms(s.Check))
+	}
+	b.WriteString("\n</details>\n\n")
+}

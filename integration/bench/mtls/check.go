@@ -1,0 +1,74 @@
+package mtls
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+	"gatehouse.dev/gatehouse/integration/bench/checkload"
+	"gatehouse.dev/gatehouse/internal/mtls"
+)
+
+// compareChecks starts `gatehouse extauth` twice on the plugin section's AuthConfigs,
+// in plain text and with --tls-dir (both on benchkit.ServerCPU), and loads them alternately
+// with the allowed Check through the one-step chain: at full speed for CPU per Check,
+// then at checkload.RateShare of plain text's maximum for latency. ghz presents the gateway
+// proxy's certificate to the mTLS server.
+func compareChecks(ctx context.Context, o Options, env *benchkit.Env, certs string, res *mtlsResult) error {
+	dir := filepath.Join(env.Tmp, "mtls-check")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	cfg, err := checkload.WriteChainConfig(dir)
+	if err != nil {
+		return err
+	}
+	var servers []*checkload.Server
+	for _, mode := range []string{modePlain, modeMTLS} {
+		args := []string{"--config", cfg, "--plugin-dir", env.Bins.PluginDir}
+		if mode == modeMTLS {
+			args = append(args, "--tls-dir", filepath.Join(certs, mtls.RoleExtauth))
+		}
+		s, err := checkload.StartExtauth(env, mode, filepath.Join(dir, mode+".log"), false, args...)
+		if err != nil {
+			return err
+		}
+		defer env.Procs.Stop(s.Proc)
+		if mode == modeMTLS {
+			s.ClientTLS = filepath.Join(certs, "proxy-gateway-proxy")
+		}
+		servers = append(servers, s)
+	}
+	for _, s := range servers {
+		if err := checkload.WaitChain(ctx, s); err != nil {
+			return err
+		}
+	}
+	l, err := checkload.NewLoader(ctx, env, dir, o.Options)
+	if err != nil {
+		return err
+	}
+	if err := l.SetRequest("allow", checkload.CheckRequest(checkload.ConfigID, "alpha")); err != nil {
+		return err
+	}
+	// The plain server stands where the bare one does in the plugin section: first in
+	// odd rounds, the denominator of every ratio.
+	ph := checkload.Phase{Base: servers[0], Server: servers[1], Loads: []string{"allow"}}
+	if res.Checks, err = l.Measure(ctx, ph, 0, o.Rounds); err != nil {
+		return err
+	}
+	if o.RateRounds == 0 {
+		return nil
+	}
+	var rps []float64
+	for _, m := range res.Checks {
+		if m.Server == modePlain {
+			rps = append(rps, m.RPS)
+		}
+	}
+	res.Rate = int(benchkit.Median(rps) * checkload.RateShare)
+	benchkit.Progress("mtls: latency at %d req/s, %.0f%% of plain text's maximum", res.Rate, checkload.RateShare*100)
+	res.RateChecks, err = l.Measure(ctx, ph, res.Rate, o.Rounds)
+	return err
+}

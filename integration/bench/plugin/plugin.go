@@ -1,0 +1,147 @@
+// Package plugin is the plugin section of `make bench`: gatehouse serving
+// required_header chains against a bare ext_authz server, under ghz and in process.
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+	"gatehouse.dev/gatehouse/integration/bench/checkload"
+)
+
+// Section is where the section's text goes in BENCHMARKS.md.
+var Section = benchkit.Section{Name: "plugin", Heading: "## Plugin chain: gatehouse against a bare ext_authz server\n\n"}
+
+// Options are the section's flags.
+type Options struct {
+	checkload.Options
+	RateRounds, UnpinnedRounds int
+	GoBench                    bool
+	Profile                    string // a CPU profile of gatehouse under allow load, when set
+}
+
+// goBenchPackages hold the in-process benchmarks; goBenchFlags run each five times with
+// GOMAXPROCS=1, as the pinned servers run, and the report takes the median.
+var goBenchPackages = []string{"./server/chain", "./server"}
+
+const goBenchFlags = "-benchmem -count 5 -cpu 1"
+
+// Run measures the section. It also returns the full-speed runs, which the OIDC
+// section sets its own beside.
+func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, []checkload.Measurement, error) {
+	var f figures
+	var err error
+	if o.GoBench {
+		benchkit.Progress("running the Go benchmarks (go test -bench) in server/chain and server")
+		if f.GoBench, err = benchkit.RunGoBench(ctx, env.Root, ".", goBenchFlags, goBenchPackages...); err != nil {
+			return benchkit.Result{}, nil, err
+		}
+	}
+	cfg, err := checkload.WriteChainConfig(env.Tmp)
+	if err != nil {
+		return benchkit.Result{}, nil, err
+	}
+	bare, err := checkload.StartBare(env, env.Tmp)
+	if err != nil {
+		return benchkit.Result{}, nil, err
+	}
+	defer env.Procs.Stop(bare.Proc)
+	gh, err := checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse.log"), o.Profile != "", "--config", cfg, "--plugin-dir", env.Bins.PluginDir)
+	if err != nil {
+		return benchkit.Result{}, nil, err
+	}
+	defer env.Procs.Stop(gh.Proc)
+	for _, s := range []*checkload.Server{bare, gh} {
+		if err := checkload.WaitChain(ctx, s); err != nil {
+			return benchkit.Result{}, nil, err
+		}
+	}
+	l, err := checkload.NewLoader(ctx, env, env.Tmp, o.Options)
+	if err != nil {
+		return benchkit.Result{}, nil, err
+	}
+	if err := l.SetPaths(); err != nil {
+		return benchkit.Result{}, nil, err
+	}
+	if !benchkit.CanPin() {
+		benchkit.Progress("this machine has one CPU: the servers and ghz cannot be pinned apart, so ghz's work hides part of the difference")
+	}
+	ph := checkload.Phase{Base: bare, Server: gh, Loads: checkload.PathNames()}
+	if f.Runs, err = l.Measure(ctx, ph, 0, o.Rounds); err != nil {
+		return benchkit.Result{}, nil, err
+	}
+	if b, _, ok := checkload.Pair(checkload.Summarize(f.Runs, []string{"allow"}, "bare", "gatehouse"), "allow", "bare", "gatehouse"); ok && o.RateRounds > 0 {
+		f.Rate = int(b.RPS * checkload.RateShare)
+		benchkit.Progress("latency at %d req/s, %.0f%% of the bare server's maximum", f.Rate, checkload.RateShare*100)
+		if f.RateRuns, err = l.Measure(ctx, checkload.Phase{Base: bare, Server: gh, Loads: []string{"allow"}}, f.Rate, o.RateRounds); err != nil {
+			return benchkit.Result{}, nil, err
+		}
+	}
+	if o.UnpinnedRounds > 0 {
+		benchkit.Progress("the secondary, unpinned runs")
+		if f.Unpinned, err = l.MeasureUnpinned(ctx, ph, o.UnpinnedRounds); err != nil {
+			return benchkit.Result{}, nil, err
+		}
+	}
+	var profile string
+	if o.Profile != "" {
+		benchkit.Progress("profiling gatehouse under allow load")
+		top, err := l.Profile(ctx, gh, "allow", o.Profile)
+		if err != nil {
+			return benchkit.Result{}, nil, err
+		}
+		profile = fmt.Sprintf("CPU profile of gatehouse under allow load (%s):\n\n%s", o.Profile, top)
+	}
+	_, ghzVersion, err := env.Ghz(ctx)
+	if err != nil {
+		return benchkit.Result{}, nil, err
+	}
+	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: f.goals(), Profile: profile}
+	r.Markdown = f.markdown(env.Measured(", ghz "+ghzVersion), o)
+	return r, f.Runs, nil
+}
+
+func (f *figures) markdown(measured string, o Options) string {
+	var b strings.Builder
+	b.WriteString(measured)
+	if len(f.Runs) > 0 {
+		benchkit.WriteGoals(&b, f.goals())
+		pin := fmt.Sprintf("servers under `taskset -c %s`, ghz under `taskset -c %s`", benchkit.ServerCPU, benchkit.ClientCPU)
+		if !benchkit.CanPin() {
+			pin = "**nothing pinned: this machine has one CPU**, so ghz's work hides part of the difference"
+		}
+		fmt.Fprintf(&b, "**Under load, pinned.** Concurrency %d, %s per run, %d round(s), %s; medians over the rounds. ",
+			o.Concurrency, o.Duration, o.Rounds, pin)
+		checkload.WriteOthers(&b, f.Runs)
+		checkload.WriteSummary(&b, checkload.Summarize(f.Runs, checkload.PathNames(), "bare", "gatehouse"), "path", nil)
+		checkload.WriteEveryRun(&b, "Every run at full speed", f.Runs, "path", nil)
+	}
+	if len(f.RateRuns) > 0 {
+		fmt.Fprintf(&b, "**Latency at a fixed rate.** ghz `--rps %d` (%.0f%% of the bare server's median pinned maximum for allow).\n\n", f.Rate, checkload.RateShare*100)
+		checkload.WriteSummary(&b, checkload.Summarize(f.RateRuns, []string{"allow"}, "bare", "gatehouse"), "path", nil)
+		checkload.WriteEveryRun(&b, fmt.Sprintf("Every run at %d req/s", f.Rate), f.RateRuns, "path", nil)
+	}
+	if len(f.Unpinned) > 0 {
+		b.WriteString("**Secondary: unpinned.** The same load with nothing pinned; not what the goals are judged on.\n\n")
+		checkload.WriteSummary(&b, checkload.Summarize(f.Unpinned, checkload.PathNames(), "bare", "gatehouse"), "path", nil)
+	}
+	if len(f.GoBench) > 0 {
+		fmt.Fprintf(&b, "<details><summary>In process: <code>go test -run '^$' -bench . %s %s</code>, medians of the runs</summary>\n\n", goBenchFlags, strings.Join(goBenchPackages, " "))
+		b.WriteString("| package | benchmark | ns/op | CPU/op (ns) | B/op | allocs/op |\n|---|---|---:|---:|---:|---:|\n")
+		for _, g := range f.GoBench {
+			cpu := "–"
+			switch m := g.Metrics; {
+			case m["step-cpu-ns"] > 0: // its ns/op is one pair of batches
+				cpu = fmt.Sprintf("a further step: %.0f", m["step-cpu-ns"])
+			case m["cpu-ns/op"] > 0:
+				cpu = fmt.Sprintf("%.0f", m["cpu-ns/op"])
+			}
+			fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %.0f | %.0f |\n", g.Package, g.Name, g.Metrics["ns/op"], cpu, g.Metrics["B/op"], g.Metrics["allocs/op"])
+		}
+		b.WriteString("\n</details>\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,93 @@
+package pluginload
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+)
+
+// Section is where the section's text goes in BENCHMARKS.md.
+var Section = benchkit.Section{Name: "pluginload", Heading: "## Plugin load time: a new .so until it serves\n\n"}
+
+// Targets: a new .so serves within a second, trial load included (issue 3); p99
+// under 150ms (issue 14).
+const (
+	loadTarget    = time.Second
+	loadP99Target = 150 * time.Millisecond
+)
+
+// Run builds swaps versions of the load plugin, times each from its rename into the
+// plugin folder to serving, then times the trial load of each alone.
+func Run(ctx context.Context, env *benchkit.Env, swaps int) (benchkit.Result, error) {
+	benchkit.Progress("building %d versions of the load plugin with gatehouse plugin build", swaps)
+	versions, err := buildLoadPlugins(ctx, env.Root, env.Tmp, env.Bins.Gatehouse, swaps)
+	if err != nil {
+		return benchkit.Result{}, err
+	}
+	load := benchkit.LoadAverage()
+	ss, err := runSwaps(ctx, env, versions)
+	if err != nil {
+		return benchkit.Result{}, err
+	}
+	benchkit.Progress("timing the trial load alone on each version")
+	alone, err := timeTrials(ctx, env.Bins.Gatehouse, versions)
+	if err != nil {
+		return benchkit.Result{}, err
+	}
+	var serving []time.Duration
+	for _, s := range ss {
+		serving = append(serving, s.Serving)
+	}
+	goals := []benchkit.Goal{
+		{What: "plugin load: a new .so → serving, slowest", Target: benchkit.Millis(loadTarget), Unit: "ms", Below: true,
+			Rounds: []float64{benchkit.Millis(benchkit.Percentile(serving, 100))}},
+		{What: "plugin load: a new .so → serving, p99", Target: benchkit.Millis(loadP99Target), Unit: "ms", Below: true,
+			Rounds: []float64{benchkit.Millis(benchkit.Percentile(serving, 99))}},
+	}
+	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: goals}
+	r.Markdown = markdown(env.Measured(", load average "+load), ss, alone, goals)
+	return r, nil
+}
+
+func markdown(measured string, ss []swap, alone []time.Duration, goals []benchkit.Goal) string {
+	var b strings.Builder
+	b.WriteString(measured)
+	benchkit.WriteGoals(&b, goals)
+	rows := []struct {
+		label string
+		get   func(swap) time.Duration
+	}{
+		{"`" + msgChanged + "` logged", func(s swap) time.Duration { return s.Detected }},
+		{"trial-load child started (or the spare handed the file)", func(s swap) time.Duration { return s.TrialStart }},
+		{"trial-load child gone", func(s swap) time.Duration { return s.TrialEnd }},
+		{"`" + msgAccepted + "` logged", func(s swap) time.Duration { return s.Accepted }},
+		{"**serving**: the first Check allowed with the new header", func(s swap) time.Duration { return s.Serving }},
+		{"*(trial-load child's life)*", func(s swap) time.Duration { return s.trial() }},
+		{"*(changed → accepted: pre-flight, trial load, open, build)*", func(s swap) time.Duration { return s.Accepted - s.Detected }},
+	}
+	var table []benchkit.Row
+	for _, row := range rows {
+		var ds []time.Duration
+		for _, s := range ss {
+			ds = append(ds, row.get(s))
+		}
+		table = append(table, benchkit.Row{Label: row.label, Of: ds})
+	}
+	table = append(table, benchkit.Row{Label: "*(the trial load alone: `gatehouse plugin __trial` on each version, afterwards)*", Of: alone})
+	benchkit.WriteDurations(&b, fmt.Sprintf("%d swaps, from the rename to", len(ss)), table)
+	fmt.Fprintf(&b, "Resolution: %s for serving, %s for the log and /proc columns.\n\n", checkEvery, observeEvery)
+	b.WriteString("<details><summary>Every swap</summary>\n\n| version | folder had | changed | trial-load child | accepted | serving | Checks sent |\n|---:|---|---:|---:|---:|---:|---:|\n")
+	for _, s := range ss {
+		before := "version " + fmt.Sprint(s.Version-1)
+		if s.Appeared {
+			before = "no plugin"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s – %s | %s | %s | %d |\n", s.Version, before, benchkit.Ms(s.Detected),
+			benchkit.Ms(s.TrialStart), benchkit.Ms(s.TrialEnd), benchkit.Ms(s.Accepted), benchkit.Ms(s.Serving), s.Checks)
+	}
+	b.WriteString("\n</details>\n")
+	return b.String()
+}
