@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The files integration/bench writes for its control-plane section (cp_generate.go):
+// The files integration/bench writes for its control-plane section (integration/bench/controlplane/generate.go):
 // one resource a file, in block YAML, as a user with one file per service keeps them.
 func benchFiles(i int) map[string]string {
 	return map[string]string{
