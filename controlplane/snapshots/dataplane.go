@@ -30,7 +30,7 @@ func DataPlane(o Options, rs []*validate.Resource) []string {
 	if len(acs) > 0 {
 		counts, total := o.ServedBy(xds.RoleExtauth, xds.ExtAuthConfigType, acs)
 		for j, i := range at {
-			out[i] = fmt.Sprintf("extauth %d/%d", counts[j], total)
+			out[i] = share("extauth", counts[j], total)
 		}
 	}
 	var proxies string
@@ -44,9 +44,17 @@ func DataPlane(o Options, rs []*validate.Resource) []string {
 		}
 		if proxies == "" {
 			n, total := o.CaughtUp(xds.DefaultProxyRole, xds.RouteType)
-			proxies = fmt.Sprintf("proxies %d/%d", n, total)
+			proxies = share("proxies", n, total)
 		}
 		out[i] = proxies
 	}
 	return out
+}
+
+// share is "<who> n/total", or "no <who> connected".
+func share(who string, n, total int) string {
+	if total == 0 {
+		return "no " + who + " connected"
+	}
+	return fmt.Sprintf("%s %d/%d", who, n, total)
 }
