@@ -29,6 +29,7 @@ import (
 	"gatehouse.dev/gatehouse/server"
 	"gatehouse.dev/gatehouse/server/filesource"
 	"gatehouse.dev/gatehouse/server/oidc"
+	"gatehouse.dev/gatehouse/server/telemetry"
 	"gatehouse.dev/gatehouse/server/xdsclient"
 )
 
@@ -191,13 +192,13 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 	}, Opened: pluginOpened(log, o.maxPluginVersions, func() { authz.SetNotServing() }), TrialPassed: o.trialPassed, Log: log})
 	b := extauthBuilder(log, plugins)
 	tr := tracing.New()
-	obs := newExtauthObserver(tr.Tracer("gatehouse/extauth"), o.traceRatio, promReg)
-	reg := server.NewRegistry(obs.build(b.Build), log)
+	obs := telemetry.New(tr.Tracer("gatehouse/extauth"), o.traceRatio, promReg)
+	reg := server.NewRegistry(obs.Build(b.Build), log)
 	m := server.NewMetrics(promReg)
 	authz = server.NewAuthorizer(reg, log, m)
 	return &extauth{
 		log: log, o: o, reg: reg, plugins: plugins, spare: spare, metrics: m, gatherer: promReg, lis: lis,
-		grpc: server.NewGRPCServer(authz, append(grpcOpts, obs.interceptor())...), authz: authz, tracing: tr, registerer: promReg,
+		grpc: server.NewGRPCServer(authz, append(grpcOpts, obs.Interceptor())...), authz: authz, tracing: tr, registerer: promReg,
 	}, nil
 }
 

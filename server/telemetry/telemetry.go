@@ -1,4 +1,8 @@
-package main
+// Package telemetry is extauth's tracing and step metrics: a span per Check with a
+// child per step, for /zpages, and a latency histogram per step, for /metrics. It
+// wraps the server from outside: a gRPC interceptor for the Check, a decorator around
+// each step a chain is built with.
+package telemetry
 
 import (
 	"context"
@@ -20,10 +24,9 @@ import (
 	"gatehouse.dev/gatehouse/server/chain"
 )
 
-// extauthObserver gives extauth's Checks a span each, with a child per step, and
-// times every step, for /zpages and /metrics. It wraps the server from outside: a gRPC
-// interceptor for the Check, a decorator around each step a chain is built with.
-type extauthObserver struct {
+// Observer gives extauth's Checks a span each, with a child per step, and times every
+// step.
+type Observer struct {
 	tracer trace.Tracer
 	// ratio is the share of Checks traced. The decision is made here, before the
 	// tracer is asked for a span: even a span the SDK drops costs IDs, a context and
@@ -32,8 +35,10 @@ type extauthObserver struct {
 	steps *prometheus.HistogramVec
 }
 
-func newExtauthObserver(tracer trace.Tracer, ratio float64, reg prometheus.Registerer) *extauthObserver {
-	o := &extauthObserver{tracer: tracer, ratio: ratio, steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+// New returns an Observer that traces the share ratio of Checks with tracer and
+// registers the step latency histograms with reg.
+func New(tracer trace.Tracer, ratio float64, reg prometheus.Registerer) *Observer {
+	o := &Observer{tracer: tracer, ratio: ratio, steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "gatehouse_extauth_step_seconds",
 		Help:    "Time one step took to decide a request, by config_id and step; a series appears with its step's first call.",
 		Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
@@ -42,12 +47,13 @@ func newExtauthObserver(tracer trace.Tracer, ratio float64, reg prometheus.Regis
 	return o
 }
 
-// interceptor is the span of one Check: its config_id and the status answered.
-func (o *extauthObserver) interceptor() grpc.ServerOption {
-	return grpc.ChainUnaryInterceptor(o.intercept)
+// Interceptor is the server option that gives Checks their spans (Intercept).
+func (o *Observer) Interceptor() grpc.ServerOption {
+	return grpc.ChainUnaryInterceptor(o.Intercept)
 }
 
-func (o *extauthObserver) intercept(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+// Intercept is the span of one Check: its config_id and the status answered.
+func (o *Observer) Intercept(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
 	if o.ratio <= 0 || o.ratio < 1 && rand.Float64() >= o.ratio {
 		return next(ctx, req)
 	}
@@ -65,10 +71,10 @@ func (o *extauthObserver) intercept(ctx context.Context, req any, _ *grpc.UnaryS
 	return resp, err
 }
 
-// build wraps every step of the chains b builds in a span, and times them through the
+// Build wraps every step of the chains b builds in a span, and times them through the
 // chain (one clock reading a step; the clock can cost a few hundred nanoseconds on a
 // virtual machine).
-func (o *extauthObserver) build(b server.BuildFunc) server.BuildFunc {
+func (o *Observer) Build(b server.BuildFunc) server.BuildFunc {
 	return func(ctx context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
 		c, err := b(ctx, cfg)
 		if err != nil || c == nil {
@@ -98,7 +104,7 @@ func (o *extauthObserver) build(b server.BuildFunc) server.BuildFunc {
 // tracedStep is a step with a span when its Check is traced.
 type tracedStep struct {
 	chain.Step
-	o *extauthObserver
+	o *Observer
 }
 
 // File forwards the plugin file a step runs, which stuck-call reports name.
