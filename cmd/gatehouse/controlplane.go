@@ -134,7 +134,9 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string) (*controlp
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer(grpcOpts...), certs: certs}
-	cp.tracing = tracing.New()
+	if cp.tracing, err = tracing.New(context.Background(), tracing.Options{Service: "gatehouse-controlplane"}); err != nil {
+		return nil, fmt.Errorf("controlplane: tracing: %w", err)
+	}
 	cp.tracer = cp.tracing.Tracer("gatehouse/controlplane")
 	cp.runCtx = context.Background()
 	xo.Registerer, xo.OnNack, xo.Tracer = promReg, cp.nack, cp.tracer
@@ -156,6 +158,7 @@ func (cp *controlplane) serve(ctx context.Context, g *errgroup.Group, src source
 	g.Go(func() error {
 		<-ctx.Done()
 		cp.grpc.Stop() // xDS streams never end by themselves; clients reconnect
+		_ = cp.tracing.Close() // sends the spans still batched
 		return nil
 	})
 	g.Go(func() error {

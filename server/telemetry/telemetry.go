@@ -1,14 +1,14 @@
-// Package telemetry is extauth's tracing and step metrics: a span per Check with a
-// child per step, for /zpages, and a latency histogram per step, for /metrics. It
+// Package telemetry is what extauth tells the tools people run about its Checks: a
+// span per Check with a child per step (for /zpages, and over OTLP inside Envoy's trace
+// when an exporter is configured), latency and decision metrics, and decision logs. It
 // wraps the server from outside: a gRPC interceptor for the Check, a decorator around
-// each step a chain is built with.
+// each step a chain is built with, and a server.Observer told what each Check decided.
 package telemetry
 
 import (
 	"context"
 	"math/rand/v2"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
@@ -18,33 +18,46 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 
-	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
-	"gatehouse.dev/gatehouse/pluginapi"
 	"gatehouse.dev/gatehouse/server"
-	"gatehouse.dev/gatehouse/server/chain"
 )
 
-// Observer gives extauth's Checks a span each, with a child per step, and times every
-// step.
+// Options shape an Observer.
+type Options struct {
+	// Tracer makes the spans.
+	Tracer trace.Tracer
+	// Ratio is the share of Checks (0 to 1) traced when no parent decides.
+	Ratio float64
+	// Exporting says spans leave the process: a Check then continues the trace whose
+	// W3C traceparent or B3 headers Envoy sent, traced when the parent was sampled
+	// and not otherwise; a Check without a parent is traced at Ratio.
+	Exporting bool
+	// SamplerDecides, with Exporting, leaves every decision to Tracer's sampler
+	// (OTEL_TRACES_SAMPLER), which then sees every Check.
+	SamplerDecides bool
+	// Registerer takes the metrics.
+	Registerer prometheus.Registerer
+	// Decisions, when set, writes a record of the Checks it samples.
+	Decisions *DecisionLog
+}
+
+// Observer gives extauth's Checks their spans, metrics and decision records.
 type Observer struct {
 	tracer trace.Tracer
 	// ratio is the share of Checks traced. The decision is made here, before the
 	// tracer is asked for a span: even a span the SDK drops costs IDs, a context and
-	// allocations, about a microsecond that every untraced Check would pay.
-	ratio float64
-	steps *prometheus.HistogramVec
+	// allocations that every untraced Check would pay.
+	ratio          float64
+	exporting      bool
+	samplerDecides bool
+	metrics        *metrics
+	decisions      *DecisionLog
 }
 
-// New returns an Observer that traces the share ratio of Checks with tracer and
-// registers the step latency histograms with reg.
-func New(tracer trace.Tracer, ratio float64, reg prometheus.Registerer) *Observer {
-	o := &Observer{tracer: tracer, ratio: ratio, steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "gatehouse_extauth_step_seconds",
-		Help:    "Time one step took to decide a request, by config_id and step; a series appears with its step's first call.",
-		Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
-	}, []string{"config_id", "step"})}
-	reg.MustRegister(o.steps)
-	return o
+// New returns an Observer. Register it with Interceptor, Build and
+// server.Authorizer.Observe.
+func New(o Options) *Observer {
+	return &Observer{tracer: o.Tracer, ratio: o.Ratio, exporting: o.Exporting, samplerDecides: o.SamplerDecides,
+		metrics: newMetrics(o.Registerer), decisions: o.Decisions}
 }
 
 // Interceptor is the server option that gives Checks their spans (Intercept).
@@ -52,16 +65,23 @@ func (o *Observer) Interceptor() grpc.ServerOption {
 	return grpc.ChainUnaryInterceptor(o.Intercept)
 }
 
-// Intercept is the span of one Check: its config_id and the status answered.
+// Intercept is the span of one Check (its config_id, and what Decided adds), the
+// Check's latency, and the start of its decision record when it is sampled.
 func (o *Observer) Intercept(ctx context.Context, req any, _ *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-	if o.ratio <= 0 || o.ratio < 1 && rand.Float64() >= o.ratio {
+	start := time.Now()
+	r, _ := req.(*authv3.CheckRequest)
+	id := r.GetAttributes().GetContextExtensions()[server.ConfigIDKey]
+	defer func() { o.metrics.check(id, time.Since(start)) }()
+	if o.decisions != nil {
+		if rec := o.decisions.sample(id); rec != nil {
+			ctx = context.WithValue(ctx, recordKey{}, rec)
+		}
+	}
+	ctx, span := o.startCheck(ctx, r, id)
+	if span == nil {
 		return next(ctx, req)
 	}
-	ctx, span := o.tracer.Start(ctx, "extauth.Check")
 	defer span.End()
-	if r, ok := req.(*authv3.CheckRequest); ok {
-		span.SetAttributes(attribute.String("config_id", r.GetAttributes().GetContextExtensions()[server.ConfigIDKey]))
-	}
 	resp, err := next(ctx, req)
 	if err != nil {
 		span.SetStatus(codes.Error, "check failed")
@@ -71,64 +91,42 @@ func (o *Observer) Intercept(ctx context.Context, req any, _ *grpc.UnaryServerIn
 	return resp, err
 }
 
-// Build wraps every step of the chains b builds in a span, and times them through the
-// chain (one clock reading a step; the clock can cost a few hundred nanoseconds on a
-// virtual machine).
-func (o *Observer) Build(b server.BuildFunc) server.BuildFunc {
-	return func(ctx context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
-		c, err := b(ctx, cfg)
-		if err != nil || c == nil {
-			return c, err
-		}
-		// A step's latency series is made on its first call: a histogram is ~1.7 kB of
-		// buckets and labels, and of 10,000 configs most may never serve a Check.
-		hists := make([]atomic.Pointer[prometheus.Observer], len(c.Steps))
-		id, steps := c.ID, c.Steps
-		for i, s := range steps {
-			steps[i] = &tracedStep{Step: s, o: o}
-		}
-		c.OnStep = func(i int, took time.Duration) {
-			h := hists[i].Load()
-			if h == nil {
-				// Two first calls at once get the same series from the vector.
-				obs := o.steps.WithLabelValues(id, steps[i].Name())
-				h = &obs
-				hists[i].Store(h)
+// startCheck opens the Check's span, or returns a nil span when the Check is not traced.
+func (o *Observer) startCheck(ctx context.Context, r *authv3.CheckRequest, id string) (context.Context, trace.Span) {
+	if o.exporting {
+		ctx = propagator.Extract(ctx, headerCarrier{r})
+		if !o.samplerDecides {
+			if parent := trace.SpanContextFromContext(ctx); parent.IsValid() && !parent.IsSampled() {
+				return ctx, nil
+			} else if !parent.IsValid() && !o.sampled() {
+				return ctx, nil
 			}
-			(*h).Observe(took.Seconds())
 		}
-		return c, nil
+	} else if !o.sampled() {
+		return ctx, nil
 	}
+	return o.tracer.Start(ctx, "extauth.Check", trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("config_id", id)))
 }
 
-// tracedStep is a step with a span when its Check is traced.
-type tracedStep struct {
-	chain.Step
-	o *Observer
+func (o *Observer) sampled() bool {
+	return o.ratio >= 1 || o.ratio > 0 && rand.Float64() < o.ratio
 }
 
-// File forwards the plugin file a step runs, which stuck-call reports name.
-func (s *tracedStep) File() string {
-	if f, ok := s.Step.(interface{ File() string }); ok {
-		return f.File()
+// Decided implements server.Observer: the span's outcome, the denial counters and the
+// decision record.
+func (o *Observer) Decided(ctx context.Context, d server.Decision) {
+	if !d.Allowed() {
+		o.metrics.denied(d)
 	}
-	return ""
-}
-
-func (s *tracedStep) Authorize(ctx context.Context, req *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
-	if !trace.SpanFromContext(ctx).IsRecording() {
-		// The Check was not sampled: its steps are not either, and skipping the
-		// tracer altogether saves the per-step allocations of a span nobody keeps.
-		return s.Step.Authorize(ctx, req)
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		span.SetAttributes(attribute.String("outcome", d.Outcome), attribute.String("deciding_step", d.Step),
+			attribute.Int("http_status", d.Status))
+		if d.Err != nil {
+			span.SetStatus(codes.Error, d.Outcome)
+		}
 	}
-	ctx, span := s.o.tracer.Start(ctx, "extauth.step", trace.WithAttributes(attribute.String("step", s.Name())))
-	resp, err := s.Step.Authorize(ctx, req)
-	switch {
-	case err != nil:
-		span.SetStatus(codes.Error, "step failed")
-	case resp != nil:
-		span.SetAttributes(attribute.Bool("allowed", resp.Allowed))
+	if rec, ok := ctx.Value(recordKey{}).(*record); ok {
+		o.decisions.write(ctx, rec, &d)
 	}
-	span.End()
-	return resp, err
 }

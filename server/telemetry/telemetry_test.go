@@ -34,7 +34,7 @@ func TestTraceSampleRatio(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-			o := telemetry.New(tp.Tracer("test"), tc.ratio, prometheus.NewRegistry())
+			o := telemetry.New(telemetry.Options{Tracer: tp.Tracer("test"), Ratio: tc.ratio, Registerer: prometheus.NewRegistry()})
 			var untraced int
 			next := func(ctx context.Context, _ any) (any, error) {
 				if !traceRecording(ctx) {
@@ -65,7 +65,7 @@ func traceRecording(ctx context.Context) bool { return trace.SpanFromContext(ctx
 // series, and later calls add to it.
 func TestStepSeriesOnFirstCall(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	o := telemetry.New(noop.NewTracerProvider().Tracer("test"), 0, reg)
+	o := telemetry.New(telemetry.Options{Tracer: noop.NewTracerProvider().Tracer("test"), Registerer: reg})
 	build := o.Build(func(_ context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
 		return &chain.Chain{ID: cfg.GetConfigId(), Steps: []chain.Step{allowStep{}}}, nil
 	})
