@@ -157,7 +157,7 @@ func (cp *controlplane) serve(ctx context.Context, g *errgroup.Group, src source
 	g.Go(func() error { return cp.grpc.Serve(cp.lis) })
 	g.Go(func() error {
 		<-ctx.Done()
-		cp.grpc.Stop() // xDS streams never end by themselves; clients reconnect
+		cp.grpc.Stop()         // xDS streams never end by themselves; clients reconnect
 		_ = cp.tracing.Close() // sends the spans still batched
 		return nil
 	})
