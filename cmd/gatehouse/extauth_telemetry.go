@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
@@ -75,6 +76,9 @@ func newObserver(o extauthOptions, stdout io.Writer, reg prometheus.Registerer) 
 	tr, err := tracing.New(ctx, tracing.Options{Service: extauthService})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("extauth: tracing: %w", err)
+	}
+	if stdout == nil {
+		stdout = os.Stdout
 	}
 	decisions, closeLogs, err := o.decisions.decisionLog(ctx, stdout, reg)
 	if err != nil {
