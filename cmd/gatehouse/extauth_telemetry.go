@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"gatehouse.dev/gatehouse/internal/tracing"
+	"gatehouse.dev/gatehouse/server/oidc"
 	"gatehouse.dev/gatehouse/server/telemetry"
 )
 
@@ -84,6 +85,7 @@ func newObserver(o extauthOptions, stdout io.Writer, reg prometheus.Registerer) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	reg.MustRegister(oidc.Collectors()...)
 	obs := telemetry.New(telemetry.Options{Tracer: tr.Tracer("gatehouse/extauth"), Ratio: o.traceRatio,
 		Exporting: tr.Exporting(), SamplerDecides: tr.SamplerFromEnv(), Registerer: reg, Decisions: decisions})
 	return tr, obs, func() { _ = closeLogs(); _ = tr.Close() }, nil
