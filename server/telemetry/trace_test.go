@@ -41,6 +41,11 @@ func TestCheckContinuesEnvoysTrace(t *testing.T) {
 		{name: "b3 multiple headers", headers: map[string]string{"x-b3-traceid": traceID, "x-b3-spanid": parentSpan, "x-b3-sampled": "1"},
 			wantSpans: true, wantParent: parentSpan},
 		{name: "b3 not sampled", ratio: 1, headers: map[string]string{"b3": traceID + "-" + parentSpan + "-0"}},
+		{name: "b3 deny alone", ratio: 1, headers: map[string]string{"b3": "0"}},
+		{name: "b3 multiple headers not sampled", ratio: 1, headers: map[string]string{"x-b3-traceid": traceID, "x-b3-spanid": parentSpan, "x-b3-sampled": "0"}},
+		{name: "b3 debug", headers: map[string]string{"x-b3-traceid": traceID, "x-b3-spanid": parentSpan, "x-b3-flags": "1"},
+			wantSpans: true, wantParent: parentSpan},
+		{name: "b3 deferred, ratio 0", headers: map[string]string{"b3": traceID + "-" + parentSpan}},
 		{name: "no parent, ratio 0"},
 		{name: "no parent, ratio 1", ratio: 1, wantSpans: true},
 	} {
