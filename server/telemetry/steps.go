@@ -41,6 +41,9 @@ func (o *Observer) Build(b server.BuildFunc) server.BuildFunc {
 				hists[i].Store(h)
 			}
 			observe(ctx, *h, took)
+			if o.decisions == nil {
+				return
+			}
 			if rec, ok := ctx.Value(recordKey{}).(*record); ok {
 				rec.step(steps[i].Name(), took)
 			}

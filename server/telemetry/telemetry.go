@@ -98,12 +98,9 @@ func (o *Observer) startCheck(ctx context.Context, r *authv3.CheckRequest, id st
 			return ctx, nil // the parent's decision, read without the allocations of extracting it
 		}
 		ctx = propagator.Extract(ctx, headerCarrier{r})
-		if !o.samplerDecides {
-			if parent := trace.SpanContextFromContext(ctx); parent.IsValid() && !parent.IsSampled() {
-				return ctx, nil
-			} else if !parent.IsValid() && !o.sampled() {
-				return ctx, nil
-			}
+		if parent := trace.SpanContextFromContext(ctx); !o.samplerDecides &&
+			(parent.IsValid() && !parent.IsSampled() || !parent.IsValid() && !o.sampled()) {
+			return ctx, nil
 		}
 	} else if !o.sampled() {
 		return ctx, nil
@@ -128,6 +125,9 @@ func (o *Observer) Decided(ctx context.Context, d server.Decision) {
 		if d.Err != nil {
 			span.SetStatus(codes.Error, d.Outcome)
 		}
+	}
+	if o.decisions == nil {
+		return
 	}
 	if rec, ok := ctx.Value(recordKey{}).(*record); ok {
 		o.decisions.write(ctx, rec, &d)
