@@ -67,21 +67,6 @@ func (d *dev) get(t *testing.T, headers map[string]string) int {
 	return resp.StatusCode
 }
 
-// scrape returns extauth's /metrics.
-func (d *dev) scrape(t *testing.T) string {
-	t.Helper()
-	resp, err := http.Get(d.admin + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // randomHex is n random bytes in hex, for trace and span ids.
 func randomHex(n int) string {
 	b := make([]byte, n)
