@@ -24,7 +24,7 @@ func AdminHandler(reg *Registry, gatherer prometheus.Gatherer, a *Authorizer) ht
 		}
 		_, _ = w.Write([]byte("SERVING\n"))
 	})
-	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	mux.Handle("/logging", logging.Handler())
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)

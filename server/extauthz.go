@@ -37,6 +37,8 @@ type Authorizer struct {
 	notServing atomic.Bool
 	// checkInfo is what interceptors are told about every Check, made once.
 	checkInfo *grpc.UnaryServerInfo
+	// observer, when set, hears of every decided Check (Observe).
+	observer Observer
 }
 
 // NewAuthorizer returns the ext_authz service for reg. metrics may be nil.
@@ -60,30 +62,41 @@ func (a *Authorizer) check(ctx context.Context, req *authv3.CheckRequest, raw []
 		a.unknown.Warn().Str("request_id", ar.RequestID).
 			Msg("the request has no config_id context extension; denying (set it on the route's ext_authz per-route config, or disable ext_authz there)")
 		a.metrics.observe("", outcomeNoConfigID)
+		a.decided(ctx, Decision{Request: req, Outcome: outcomeNoConfigID, Status: http.StatusForbidden})
 		return checkResponse(pluginapi.Forbidden()), nil
 	}
 	c, ok := a.reg.Lookup(id)
 	if !ok {
 		a.unknown.Warn().Str("config_id", id).Str("request_id", ar.RequestID).Msg("no auth config with this config_id is serving; denying")
 		a.metrics.observe(id, outcomeUnknownConfig)
+		a.decided(ctx, Decision{Request: req, ConfigID: id, Outcome: outcomeUnknownConfig, Status: http.StatusForbidden})
 		return checkResponse(pluginapi.Forbidden()), nil
 	}
 	// Counted only for serving ids, so made-up ids cannot grow the map.
 	n := a.inflight.add(id)
 	defer n.Add(-1)
 	out := c.Run(ctx, ar)
+	var outcome string
 	switch {
 	case out.Err != nil:
 		a.logFailure(id, ar.RequestID, out)
-		a.metrics.observe(id, failureOutcome(out.Err))
+		outcome = failureOutcome(out.Err)
 	case out.Response.Allowed:
-		a.metrics.observe(id, outcomeAllowed)
+		outcome = outcomeAllowed
 	default:
 		if e := a.log.Debug(); e.Enabled() {
 			e.Str("config_id", id).Str("request_id", ar.RequestID).Str("step", out.Step).
 				Int("status", out.Response.StatusCode()).Msg("denied")
 		}
-		a.metrics.observe(id, outcomeDenied)
+		outcome = outcomeDenied
+	}
+	a.metrics.observe(id, outcome)
+	if a.observer != nil {
+		status := http.StatusOK
+		if !out.Response.Allowed {
+			status = out.Response.StatusCode()
+		}
+		a.observer.Decided(ctx, Decision{Request: req, ConfigID: id, Outcome: outcome, Step: out.Step, Status: status, Err: out.Err})
 	}
 	resp := checkResponse(out.Response) // copies the headers out of out.Response
 	out.Release()

@@ -155,7 +155,9 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound t
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer(grpcOpts...), certs: certs}
-	cp.tracing = tracing.New()
+	if cp.tracing, err = tracing.New(context.Background(), tracing.Options{Service: "gatehouse-controlplane"}); err != nil {
+		return nil, fmt.Errorf("controlplane: tracing: %w", err)
+	}
 	cp.tracer = cp.tracing.Tracer("gatehouse/controlplane")
 	cp.runCtx = context.Background()
 	xo.Registerer, xo.OnNack, xo.Tracer = promReg, cp.nack, cp.tracer
@@ -191,7 +193,8 @@ func (cp *controlplane) serve(ctx context.Context, g *errgroup.Group, src source
 	g.Go(func() error { return cp.grpc.Serve(cp.lis) })
 	g.Go(func() error {
 		<-ctx.Done()
-		cp.grpc.Stop() // xDS streams never end by themselves; clients reconnect
+		cp.grpc.Stop()         // xDS streams never end by themselves; clients reconnect
+		_ = cp.tracing.Close() // sends the spans still batched
 		return nil
 	})
 	g.Go(func() error { cp.pipeline.Regate(ctx); return nil })

@@ -49,6 +49,9 @@ type extauthOptions struct {
 	tlsDir, xdsTLSDir string
 	maxPluginVersions int
 	traceRatio        float64
+	decisions         decisionLogOptions
+	// stdout takes the decision log (--decision-log stdout).
+	stdout io.Writer
 	// trialPassed, set by `gatehouse dev --plugin-module`, is content it trial-loaded
 	// before publishing it (loader.Options.TrialPassed).
 	trialPassed func(sha256, symbol string) bool
@@ -66,7 +69,8 @@ func (o *extauthOptions) bind(cmd *cobra.Command, listenFlag string) {
 	cmd.Flags().StringVar(&o.pluginDir, "plugin-dir", dir, "folder of plugin .so files (env GATEHOUSE_PLUGIN_DIR)")
 	cmd.Flags().StringVar(&o.listen, listenFlag, defaultExtauthListen, "ext_authz gRPC address")
 	cmd.Flags().IntVar(&o.maxPluginVersions, "max-plugin-versions", 0, "past this many plugin versions loaded (none is ever unloaded), report NOT_SERVING to gRPC health checks so the orchestrator replaces the process; 0: never")
-	cmd.Flags().Float64Var(&o.traceRatio, "trace-sample-ratio", defaultTraceRatio, "share of Checks (0 to 1) recorded as spans for /zpages; each recorded Check costs a few microseconds of CPU more")
+	cmd.Flags().Float64Var(&o.traceRatio, "trace-sample-ratio", defaultTraceRatio, "share of Checks (0 to 1) recorded as spans (for /zpages, and over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set) when Envoy sent no sampled trace context; each recorded Check costs a few microseconds of CPU more")
+	o.decisions.bind(cmd)
 	cmd.Flags().StringVar(&o.admin, "admin-listen", admin, "admin HTTP address for /metrics, /logging, /debug/pprof, /zpages, /auth-configs (on by default at "+defaultAdminListen+" when START_STATS_SERVER=true)")
 }
 
@@ -94,6 +98,7 @@ func extauthCommand(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return exit(2, err)
 			}
+			o.stdout = stdout
 			return runExtauth(cmd.Context(), log, o)
 		},
 	}
@@ -167,6 +172,8 @@ type extauth struct {
 	tracing  *tracing.Tracing
 	// registerer takes the metrics of the parts wired after newExtauth.
 	registerer prometheus.Registerer
+	// closeTelemetry sends the spans and decision records still batched.
+	closeTelemetry func()
 }
 
 func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
@@ -190,14 +197,19 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 		}
 	}, Opened: pluginOpened(log, o.maxPluginVersions, func() { authz.SetNotServing() }), TrialPassed: o.trialPassed, Log: log})
 	b := extauthBuilder(log, plugins)
-	tr := tracing.New()
-	obs := newExtauthObserver(tr.Tracer("gatehouse/extauth"), o.traceRatio, promReg)
-	reg := server.NewRegistry(obs.build(b.Build), log)
+	tr, obs, closeTelemetry, err := newObserver(o, o.stdout, promReg)
+	if err != nil {
+		lis.Close()
+		return nil, err
+	}
+	reg := server.NewRegistry(obs.Build(b.Build), log)
 	m := server.NewMetrics(promReg)
 	authz = server.NewAuthorizer(reg, log, m)
+	authz.Observe(obs)
 	return &extauth{
 		log: log, o: o, reg: reg, plugins: plugins, spare: spare, metrics: m, gatherer: promReg, lis: lis,
-		grpc: server.NewGRPCServer(authz, append(grpcOpts, obs.interceptor())...), authz: authz, tracing: tr, registerer: promReg,
+		grpc: server.NewGRPCServer(authz, append(grpcOpts, obs.Interceptor())...), authz: authz, tracing: tr, registerer: promReg,
+		closeTelemetry: closeTelemetry,
 	}, nil
 }
 
@@ -251,6 +263,7 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 		<-ctx.Done()
 		server.Shutdown(e.grpc, e.authz, server.DefaultDrainTimeout, e.log)
 		e.reg.Close()
+		e.closeTelemetry()
 		e.spare.Close()
 		if err := e.plugins.Close(); err != nil {
 			e.log.Warn().Err(err).Msg("removing the private plugin copies")

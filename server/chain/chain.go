@@ -47,7 +47,9 @@ type Chain struct {
 	// step returns: from the end of the step before (its header check and merge
 	// included) or the start of the run. One clock reading a step, not two. A call
 	// that outlived its deadline is not reported (the stuck-call metrics count it).
-	OnStep func(step int, took time.Duration)
+	// ctx is the Check's context (the caller may have answered already when the
+	// deadline passed just as the step returned).
+	OnStep func(ctx context.Context, step int, took time.Duration)
 
 	once     sync.Once
 	prepared atomic.Bool // set once slots and allowed are made
@@ -160,7 +162,7 @@ func (r *run) steps() Outcome {
 		}
 		if c.OnStep != nil {
 			now := time.Since(begun)
-			c.OnStep(i, now-last)
+			c.OnStep(r.ctx, i, now-last)
 			last = now
 		}
 		if err == nil {

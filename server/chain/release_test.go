@@ -79,7 +79,7 @@ func TestOnStepTimesEveryStep(t *testing.T) {
 			var got []int
 			var took []time.Duration
 			c := &chain.Chain{ID: "default.timed", Steps: tc.steps, Timeout: time.Minute,
-				OnStep: func(i int, d time.Duration) { got, took = append(got, i), append(took, d) }}
+				OnStep: func(_ context.Context, i int, d time.Duration) { got, took = append(got, i), append(took, d) }}
 			out := c.Run(context.Background(), &pluginapi.AuthorizationRequest{})
 			out.Release()
 			if diff := cmp.Diff(tc.wantSteps, got); diff != "" {

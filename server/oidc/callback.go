@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"golang.org/x/oauth2"
 
 	"gatehouse.dev/gatehouse/pluginapi"
@@ -101,7 +102,9 @@ func (st *Step) openFlow(req *pluginapi.AuthorizationRequest, state string) (*fl
 // verifies the ID token. On failure it returns the status to answer and why.
 func (st *Step) exchange(ctx context.Context, code string, f *flow) (*Session, int, string) {
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, st.client)
-	tok, err := st.oauth2Config().Exchange(ctx, code, oauth2.VerifierOption(f.Verifier))
+	spanCtx, end := span(ctx, "oidc token exchange", attribute.String("oidc.issuer", st.s.issuer))
+	tok, err := st.oauth2Config().Exchange(spanCtx, code, oauth2.VerifierOption(f.Verifier))
+	end(err)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"gatehouse.dev/gatehouse/pluginapi"
 )
 
@@ -67,8 +69,10 @@ func (st *Step) revoke(ctx context.Context, requestID string, s *Session) {
 	}
 }
 
-func (st *Step) revokeOne(ctx context.Context, ep, token, hint string) error {
+func (st *Step) revokeOne(ctx context.Context, ep, token, hint string) (err error) {
 	body := url.Values{"token": {token}, "token_type_hint": {hint}}.Encode()
+	ctx, end := span(ctx, "oidc token revocation", attribute.String("oidc.issuer", st.s.issuer))
+	defer func() { end(err) }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep, strings.NewReader(body))
 	if err != nil {
 		return errors.New("building revocation request failed")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"golang.org/x/oauth2"
 
 	"gatehouse.dev/gatehouse/pluginapi"
@@ -109,7 +110,9 @@ func (st *Step) refreshSession(ctx context.Context, cookie string, old *Session)
 		return nil, "", errors.New("no refresh token")
 	}
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, st.client)
-	tok, err := st.oauth2Config().TokenSource(ctx, &oauth2.Token{RefreshToken: old.RefreshToken}).Token()
+	spanCtx, end := span(ctx, "oidc token refresh", attribute.String("oidc.issuer", st.s.issuer))
+	tok, err := st.oauth2Config().TokenSource(spanCtx, &oauth2.Token{RefreshToken: old.RefreshToken}).Token()
+	end(err)
 	if err != nil {
 		var re *oauth2.RetrieveError
 		if errors.As(err, &re) {

@@ -71,11 +71,13 @@ func (r *RedisStore) Save(ctx context.Context, s *Session, old string) (string, 
 		return "", err
 	}
 	key, sealed := RedisSessionKey(handle), sl.seal(plain, "session")
+	ctx, end := redisSpan(ctx, "SET")
 	err = r.write(ctx, func(b rueidis.Builder) rueidis.Completed {
 		return b.Set().Key(key).Value(sealed).Px(sessionTTL(s, r.maxAge, time.Now())).Build()
 	}, key)
+	end(err)
 	if err != nil {
-		return "", fmt.Errorf("step/oidc: redis: save session: %w", err)
+		return "", storeFailed("save", fmt.Errorf("step/oidc: redis: save session: %w", err))
 	}
 	return handle, nil
 }
@@ -88,7 +90,7 @@ func (r *RedisStore) Load(ctx context.Context, cookie string) (*Session, error) 
 	}
 	c, err := r.conn.get(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("step/oidc: redis: load session: %w", err)
+		return nil, storeFailed("load", fmt.Errorf("step/oidc: redis: load session: %w", err))
 	}
 	memo := r.memo.get(cookie)
 	var key string
@@ -99,7 +101,9 @@ func (r *RedisStore) Load(ctx context.Context, cookie string) (*Session, error) 
 		key = RedisSessionKey(cookie)
 		get = c.B().Get().Key(key).Cache().Pin()
 	}
-	res := c.DoCache(ctx, get, clientCacheTTL)
+	spanCtx, end := redisSpan(ctx, "GET")
+	res := c.DoCache(spanCtx, get, clientCacheTTL)
+	end(res.NonRedisError())
 	r.loads.Add(1)
 	if res.IsCacheHit() {
 		r.hits.Add(1)
@@ -110,7 +114,7 @@ func (r *RedisStore) Load(ctx context.Context, cookie string) (*Session, error) 
 		return nil, ErrNoSession
 	}
 	if err != nil {
-		return nil, fmt.Errorf("step/oidc: redis: load session: %w", err)
+		return nil, storeFailed("load", fmt.Errorf("step/oidc: redis: load session: %w", err))
 	}
 	if memo != nil && memo.raw == v {
 		return memo.sess, nil
@@ -144,9 +148,11 @@ func openSession(handle, v string) (*Session, error) {
 func (r *RedisStore) Clear(ctx context.Context, cookie string) error {
 	key := RedisSessionKey(cookie)
 	r.memo.drop(cookie)
+	ctx, end := redisSpan(ctx, "DEL")
 	err := r.write(ctx, func(b rueidis.Builder) rueidis.Completed { return b.Del().Key(key).Build() }, key)
+	end(err)
 	if err != nil {
-		return fmt.Errorf("step/oidc: redis: delete session: %w", err)
+		return storeFailed("delete", fmt.Errorf("step/oidc: redis: delete session: %w", err))
 	}
 	return nil
 }
@@ -171,16 +177,20 @@ func (r *RedisStore) write(ctx context.Context, cmd func(rueidis.Builder) rueidi
 func (r *RedisStore) FirstUse(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	c, err := r.conn.get(ctx)
 	if err != nil {
-		return false, fmt.Errorf("step/oidc: redis: record state: %w", err)
+		return false, storeFailed("first_use", fmt.Errorf("step/oidc: redis: record state: %w", err))
 	}
 	k := RedisKeyPrefix + "used:" + hex.EncodeToString(digest("used", key))
-	err = c.Do(ctx, c.B().Set().Key(k).Value("1").Nx().Px(ttl).Build()).Error()
+	spanCtx, end := redisSpan(ctx, "SET NX")
+	err = c.Do(spanCtx, c.B().Set().Key(k).Value("1").Nx().Px(ttl).Build()).Error()
 	switch {
 	case rueidis.IsRedisNil(err):
+		end(nil)
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("step/oidc: redis: record state: %w", err)
+		end(err)
+		return false, storeFailed("first_use", fmt.Errorf("step/oidc: redis: record state: %w", err))
 	}
+	end(nil)
 	return true, nil
 }
 

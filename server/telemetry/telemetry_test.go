@@ -1,4 +1,4 @@
-package main
+package telemetry_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	"gatehouse.dev/gatehouse/pluginapi"
 	"gatehouse.dev/gatehouse/server/chain"
+	"gatehouse.dev/gatehouse/server/telemetry"
 )
 
 // TestTraceSampleRatio: the observer records the share of Checks it is given, and a
@@ -33,7 +34,7 @@ func TestTraceSampleRatio(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tracetest.NewSpanRecorder()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-			o := newExtauthObserver(tp.Tracer("test"), tc.ratio, prometheus.NewRegistry())
+			o := telemetry.New(telemetry.Options{Tracer: tp.Tracer("test"), Ratio: tc.ratio, Registerer: prometheus.NewRegistry()})
 			var untraced int
 			next := func(ctx context.Context, _ any) (any, error) {
 				if !traceRecording(ctx) {
@@ -42,7 +43,7 @@ func TestTraceSampleRatio(t *testing.T) {
 				return &authv3.CheckResponse{}, nil
 			}
 			for range checks {
-				if _, err := o.intercept(context.Background(), &authv3.CheckRequest{}, nil, next); err != nil {
+				if _, err := o.Intercept(context.Background(), &authv3.CheckRequest{}, nil, next); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -64,8 +65,8 @@ func traceRecording(ctx context.Context) bool { return trace.SpanFromContext(ctx
 // series, and later calls add to it.
 func TestStepSeriesOnFirstCall(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	o := newExtauthObserver(noop.NewTracerProvider().Tracer("test"), 0, reg)
-	build := o.build(func(_ context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
+	o := telemetry.New(telemetry.Options{Tracer: noop.NewTracerProvider().Tracer("test"), Registerer: reg})
+	build := o.Build(func(_ context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
 		return &chain.Chain{ID: cfg.GetConfigId(), Steps: []chain.Step{allowStep{}}}, nil
 	})
 	var chains []*chain.Chain
