@@ -389,7 +389,9 @@ func TestCheckOverGRPC(t *testing.T) {
 		"ns.plugin-auth": {requiredHeader("x-required", "alpha", "beta")},
 		"ns.panics":      {panicky},
 	})
-	client, health := grpcClient(t, server.NewAuthorizer(reg, testLogger(t), nil))
+	a := server.NewAuthorizer(reg, testLogger(t), nil)
+	a.Configured()
+	client, health := grpcClient(t, a)
 
 	okResp := &authv3.CheckResponse{
 		Status: &rpcstatus.Status{Code: int32(code.Code_OK)},
