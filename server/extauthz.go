@@ -59,6 +59,9 @@ func (a *Authorizer) check(ctx context.Context, req *authv3.CheckRequest, raw []
 		return checkResponse(pluginapi.Forbidden()), nil
 	}
 	c, ok := a.reg.Lookup(id)
+	if !ok && a.reg.AwaitFirstApply(ctx) { // readiness.go: a Check before the first config
+		c, ok = a.reg.Lookup(id)
+	}
 	if !ok {
 		a.unknown.Warn().Str("config_id", id).Str("request_id", ar.RequestID).Msg("no auth config with this config_id is serving; denying")
 		a.metrics.observe(id, outcomeUnknownConfig)

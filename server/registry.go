@@ -67,6 +67,9 @@ type Registry struct {
 	// stopping ends with Stop (registry_build.go).
 	stopping context.Context
 	stop     context.CancelFunc
+	// applied is closed once the first Apply has run to its end (registry_build.go).
+	applied     chan struct{}
+	appliedOnce sync.Once
 }
 
 type entry struct {
@@ -83,6 +86,7 @@ type entry struct {
 func NewRegistry(build BuildFunc, log zerolog.Logger) *Registry {
 	r := &Registry{build: build, log: log, entries: map[string]*entry{}, failed: map[string]*extauthv1.ExtAuthConfig{}}
 	r.stopping, r.stop = context.WithCancel(context.Background())
+	r.applied = make(chan struct{})
 	r.serving.Store(&map[string]*chain.Chain{})
 	r.status.Store(&[]Status{})
 	return r
@@ -101,7 +105,11 @@ func (r *Registry) Lookup(id string) (*chain.Chain, bool) {
 func (r *Registry) Apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]error) []Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.apply(cfgs, rejected, nil, false)
+	st := r.apply(cfgs, rejected, nil, false)
+	if !r.Stopped() {
+		r.appliedOnce.Do(func() { close(r.applied) })
+	}
+	return st
 }
 
 // apply does Apply. With only set (a Rebuild), just the configs only picks are built,

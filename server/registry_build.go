@@ -25,6 +25,24 @@ func (r *Registry) Stop() { r.stop() }
 // Stopped reports whether Stop was called.
 func (r *Registry) Stopped() bool { return r.stopping.Err() != nil }
 
+// AwaitFirstApply waits until the first Apply has run to its end, ctx ends or Stop is
+// called, and reports whether it waited for an Apply that ended meanwhile: false when
+// the first Apply ended before (or never did).
+func (r *Registry) AwaitFirstApply(ctx context.Context) bool {
+	select {
+	case <-r.applied:
+		return false
+	default:
+	}
+	select {
+	case <-r.applied:
+		return true
+	case <-ctx.Done():
+	case <-r.stopping.Done():
+	}
+	return false
+}
+
 // built is the outcome of building one config.
 type built struct {
 	cfg   *extauthv1.ExtAuthConfig

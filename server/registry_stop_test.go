@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"testing"
 	"time"
 
@@ -79,4 +80,55 @@ func TestStopInterruptsApply(t *testing.T) {
 	if st := reg.Apply(cfgs(cfg("ns.new", time.Second)), nil); len(st) != 1 || st[0].Reason != server.ErrStopping.Error() {
 		t.Errorf("Apply after Stop = %+v, want ns.new not built", st)
 	}
+}
+
+// TestCheckBeforeTheFirstConfig: a Check that names a config_id before the first
+// config is applied waits for it rather than being denied for a config on its way (a
+// file-fed extauth accepts connections while its first load builds); it is denied when
+// its deadline passes or the registry stops first.
+func TestCheckBeforeTheFirstConfig(t *testing.T) {
+	build := func(_ context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
+		return &chain.Chain{ID: cfg.GetConfigId(), Steps: []chain.Step{requiredHeader("x", "1")}, Timeout: time.Minute}, nil
+	}
+	allowed := func(resp *authv3.CheckResponse, err error) bool { return err == nil && resp.GetStatus().GetCode() == 0 }
+	t.Run("answered once the config is applied", func(t *testing.T) {
+		reg := server.NewRegistry(build, zerolog.Nop())
+		a := server.NewAuthorizer(reg, zerolog.Nop(), nil)
+		got := make(chan bool, 1)
+		go func() {
+			got <- allowed(a.Check(context.Background(), checkRequest("ns.a", map[string]string{"x": "1"})))
+		}()
+		reg.Apply(cfgs(cfg("ns.a", time.Minute)), nil)
+		if !<-got {
+			t.Error("the Check sent before the first config was not allowed")
+		}
+	})
+	t.Run("denied at its deadline", func(t *testing.T) {
+		a := server.NewAuthorizer(server.NewRegistry(build, zerolog.Nop()), zerolog.Nop(), nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer cancel()
+		if allowed(a.Check(ctx, checkRequest("ns.a", map[string]string{"x": "1"}))) {
+			t.Error("allowed with no config")
+		}
+	})
+	t.Run("denied when stopping", func(t *testing.T) {
+		reg := server.NewRegistry(build, zerolog.Nop())
+		a := server.NewAuthorizer(reg, zerolog.Nop(), nil)
+		got := make(chan bool, 1)
+		go func() {
+			got <- allowed(a.Check(context.Background(), checkRequest("ns.a", map[string]string{"x": "1"})))
+		}()
+		reg.Stop()
+		if <-got {
+			t.Error("allowed with no config")
+		}
+	})
+	t.Run("no wait once a config was applied", func(t *testing.T) {
+		reg := server.NewRegistry(build, zerolog.Nop())
+		reg.Apply(nil, nil)
+		a := server.NewAuthorizer(reg, zerolog.Nop(), nil)
+		if allowed(a.Check(context.Background(), checkRequest("ns.unknown", nil))) {
+			t.Error("an unknown config_id was allowed")
+		}
+	})
 }
