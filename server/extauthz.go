@@ -59,8 +59,8 @@ func (a *Authorizer) check(ctx context.Context, req *authv3.CheckRequest, raw []
 		return checkResponse(pluginapi.Forbidden()), nil
 	}
 	c, ok := a.reg.Lookup(id)
-	if !ok && a.reg.AwaitFirstApply(ctx) { // readiness.go: a Check before the first config
-		c, ok = a.reg.Lookup(id)
+	if !ok { // a Check before the first config waits for it (readiness.go)
+		c, ok = a.reg.AwaitFirstConfig(ctx, id)
 	}
 	if !ok {
 		a.unknown.Warn().Str("config_id", id).Str("request_id", ar.RequestID).Msg("no auth config with this config_id is serving; denying")

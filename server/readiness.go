@@ -24,7 +24,7 @@ const LivenessService = "liveness"
 // Ready (SERVING, /ready 200) holds only between Configured and Leave, and until
 // SetNotServing; live (LivenessService SERVING, /healthz 200) holds until SetNotServing.
 // No state is ever left backwards. A Check that arrives before the first complete config
-// and names a config_id not serving yet waits for that config (Registry.AwaitFirstApply),
+// and names a config_id not serving yet waits for that config (Registry.AwaitFirstConfig),
 // until its deadline, rather than being denied for a config on its way.
 type readiness struct {
 	mu         sync.Mutex

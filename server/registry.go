@@ -67,9 +67,11 @@ type Registry struct {
 	// stopping ends with Stop (registry_build.go).
 	stopping context.Context
 	stop     context.CancelFunc
-	// applied is closed once the first Apply has run to its end (registry_build.go).
+	// applied is closed once the first Apply has run to its end; until then published is
+	// closed and replaced on every publish (registry_build.go).
 	applied     chan struct{}
 	appliedOnce sync.Once
+	published   atomic.Pointer[chan struct{}]
 }
 
 type entry struct {
@@ -87,6 +89,8 @@ func NewRegistry(build BuildFunc, log zerolog.Logger) *Registry {
 	r := &Registry{build: build, log: log, entries: map[string]*entry{}, failed: map[string]*extauthv1.ExtAuthConfig{}}
 	r.stopping, r.stop = context.WithCancel(context.Background())
 	r.applied = make(chan struct{})
+	published := make(chan struct{})
+	r.published.Store(&published)
 	r.serving.Store(&map[string]*chain.Chain{})
 	r.status.Store(&[]Status{})
 	return r
@@ -312,6 +316,7 @@ func (r *Registry) publish(entries map[string]*entry) {
 	}
 	r.publishMu.Lock()
 	r.serving.Store(&chains)
+	r.announce()
 	r.publishMu.Unlock()
 }
 
@@ -326,6 +331,7 @@ func (r *Registry) serveOne(id string, c *chain.Chain) {
 	}
 	chains[id] = c
 	r.serving.Store(&chains)
+	r.announce()
 }
 
 func (r *Registry) reject(id string, err error, servingPrevious bool) Status {

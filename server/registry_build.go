@@ -25,22 +25,38 @@ func (r *Registry) Stop() { r.stop() }
 // Stopped reports whether Stop was called.
 func (r *Registry) Stopped() bool { return r.stopping.Err() != nil }
 
-// AwaitFirstApply waits until the first Apply has run to its end, ctx ends or Stop is
-// called, and reports whether it waited for an Apply that ended meanwhile: false when
-// the first Apply ended before (or never did).
-func (r *Registry) AwaitFirstApply(ctx context.Context) bool {
+// AwaitFirstConfig is Lookup for a Check that finds no chain for id: before the first
+// Apply has run to its end it waits until id serves, that Apply ends, ctx ends or Stop
+// is called, and returns the chain serving id then. After the first Apply it does not
+// wait.
+func (r *Registry) AwaitFirstConfig(ctx context.Context, id string) (*chain.Chain, bool) {
+	for {
+		published := *r.published.Load()
+		if c, ok := r.Lookup(id); ok {
+			return c, true
+		}
+		select {
+		case <-r.applied:
+			return r.Lookup(id)
+		case <-published: // a chain was served: look again
+		case <-ctx.Done():
+			return nil, false
+		case <-r.stopping.Done():
+			return nil, false
+		}
+	}
+}
+
+// announce wakes the Checks waiting in AwaitFirstConfig, until the first Apply ended.
+// Caller holds publishMu.
+func (r *Registry) announce() {
 	select {
 	case <-r.applied:
-		return false
+		return
 	default:
 	}
-	select {
-	case <-r.applied:
-		return true
-	case <-ctx.Done():
-	case <-r.stopping.Done():
-	}
-	return false
+	next := make(chan struct{})
+	close(*r.published.Swap(&next))
 }
 
 // built is the outcome of building one config.
