@@ -41,9 +41,10 @@ const (
 	// defaultTraceRatio records one Check in a hundred: /zpages keeps showing what
 	// Checks look like without every Check paying for a recorded span.
 	defaultTraceRatio = 0.01
-	// defaultShutdownDelay covers a health checker that checks every few seconds (the
-	// extauth cluster we emit checks every second, a kubelet every five).
-	defaultShutdownDelay = 5 * time.Second
+	// defaultShutdownDelay covers a health checker that checks every second or two (the
+	// extauth cluster we emit checks every second, with a timeout of one), and is the
+	// longest a checker that never comes back (gone, or a one-off probe) holds a stop.
+	defaultShutdownDelay = 3 * time.Second
 )
 
 type extauthOptions struct {
