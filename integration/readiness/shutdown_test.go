@@ -61,8 +61,8 @@ func TestSigtermDuringALargeApply(t *testing.T) {
 			if m == nil {
 				t.Fatalf("extauth exited without saying it left configs unbuilt:\n%s", e.proc.Output())
 			}
-			if n, _ := strconv.Atoi(m[1]); n == 0 || n >= manyConfigs {
-				t.Errorf("configs left unbuilt = %d, want some but not all of %d", n, manyConfigs)
+			if n, _ := strconv.Atoi(m[1]); n == 0 || n > manyConfigs {
+				t.Errorf("configs left unbuilt = %d, want some of %d", n, manyConfigs)
 			}
 		})
 	}
