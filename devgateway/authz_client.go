@@ -9,13 +9,19 @@ import (
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // clusterAuthz sends Checks to the endpoints of an ext_authz cluster, round robin,
-// over gRPC, as Envoy's envoy_grpc client does.
+// over gRPC, as Envoy's envoy_grpc client does. In a health-checked cluster it sends
+// them only to the healthy endpoints, and a Check that cannot reach its endpoint (gone,
+// or stopping: the gRPC status is UNAVAILABLE) takes that endpoint out until its next
+// passing check and goes to the next endpoint, so one replica's restart fails no Check.
 type clusterAuthz struct {
 	name string
 	up   *upstream
@@ -27,15 +33,34 @@ func (c *clusterAuthz) Check(ctx context.Context, req *authv3.CheckRequest, opts
 		// Envoy would send gRPC over HTTP/1.1 to such a cluster, and every Check fails.
 		return nil, fmt.Errorf("cluster %s: no HTTP/2 protocol options, which gRPC needs", c.name)
 	}
-	addr := c.up.pick()
-	if addr == "" {
-		return nil, fmt.Errorf("cluster %s: no healthy upstream", c.name)
+	var failed error
+	for _, i := range c.up.order() {
+		conn, err := c.pool.get(c.up.addrs[i], c.up.tls)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: %w", c.name, err)
+		}
+		resp, err := authv3.NewAuthorizationClient(conn).Check(ctx, req, opts...)
+		if status.Code(err) != codes.Unavailable || ctx.Err() != nil {
+			return resp, err
+		}
+		if c.up.health != nil {
+			c.up.health[i].failed()
+		}
+		failed = err
 	}
-	conn, err := c.pool.get(addr, c.up.tls)
-	if err != nil {
-		return nil, fmt.Errorf("cluster %s: %w", c.name, err)
+	if failed != nil {
+		return nil, fmt.Errorf("cluster %s: no endpoint reachable: %w", c.name, failed)
 	}
-	return authv3.NewAuthorizationClient(conn).Check(ctx, req, opts...)
+	return nil, fmt.Errorf("cluster %s: no healthy upstream", c.name)
+}
+
+// reconnect bounds the wait between two attempts to reach an endpoint at a second, as
+// Envoy connects anew for the next request: a replica back from a restart on the same
+// address is checked and used again within a second, not after gRPC's default backoff
+// of up to two minutes.
+var reconnect = grpc.ConnectParams{
+	Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+	MinConnectTimeout: 5 * time.Second,
 }
 
 // connGrace is how long a connection to an endpoint no longer in any ext_authz cluster
@@ -83,7 +108,7 @@ func (p *connPool) get(addr string, tls *mtls.Folder) (*grpc.ClientConn, error) 
 	}
 	// passthrough: the address is dialled as given, a host name resolved at connect
 	// time, like a DNS cluster.
-	c, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(creds))
+	c, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(creds), grpc.WithConnectParams(reconnect))
 	if err != nil {
 		return nil, err
 	}

@@ -102,15 +102,38 @@ type upstream struct {
 	addrs []string
 	http2 bool         // the cluster speaks HTTP/2 (prior knowledge) to its endpoints
 	tls   *mtls.Folder // mutual TLS to an extauth server; nil for plain text
-	next  atomic.Uint64
+	hc    *healthCheck // the cluster's health checking; nil for none
+	// health is, for a health-checked cluster, each endpoint's checker (by index of
+	// addrs; Proxy.attachHealth).
+	health []*endpointHealth
+	next   atomic.Uint64
 }
 
-// pick returns the next endpoint, round robin, or "" when the cluster has none.
+// pick returns the next endpoint, round robin (only the healthy ones in a
+// health-checked cluster), or "" when the cluster has none.
 func (u *upstream) pick() string {
-	if len(u.addrs) == 0 {
-		return ""
+	if o := u.order(); len(o) > 0 {
+		return u.addrs[o[0]]
 	}
-	return u.addrs[int(u.next.Add(1)-1)%len(u.addrs)]
+	return ""
+}
+
+// order is the indexes of addrs to try for one request: all of them from the next one,
+// round robin, or in a health-checked cluster only the healthy ones.
+func (u *upstream) order() []int {
+	n := len(u.addrs)
+	if n == 0 {
+		return nil
+	}
+	start := int(u.next.Add(1)-1) % n
+	out := make([]int, 0, n)
+	for k := range n {
+		i := (start + k) % n
+		if u.health == nil || u.health[i].isHealthy() {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // match finds the virtual host for host and the first route whose path matches.

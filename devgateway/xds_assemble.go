@@ -51,7 +51,7 @@ func (lt *listenerTable) chainFor(sni string) *chainTable {
 // A listener waiting for something keeps serving its previous table, as Envoy keeps the
 // old listener while the new one warms. Caller holds p.mu.
 func (p *Proxy) rebuild() {
-	inUse := map[string]bool{}
+	inUse, checkers := map[string]bool{}, map[string]bool{}
 	for _, port := range p.portList() {
 		slot := p.ports[port]
 		l := p.listenerOn(port)
@@ -63,6 +63,7 @@ func (p *Proxy) rebuild() {
 			continue
 		}
 		lt, missing := p.assemble(l)
+		markInUse(lt, inUse, checkers) // a table warming keeps its connections and checks
 		if len(missing) > 0 {
 			msg := strings.Join(missing, ", ")
 			if p.waiting[port] != msg {
@@ -76,20 +77,10 @@ func (p *Proxy) rebuild() {
 			}
 			delete(p.waiting, port)
 		}
-		if lt != nil {
-			for _, c := range lt.chains {
-				if c.t.authz == nil {
-					continue
-				}
-				if a, ok := c.t.authz.client.(*clusterAuthz); ok {
-					for _, addr := range a.up.addrs {
-						inUse[poolKey(addr, a.up.tls)] = true
-					}
-				}
-			}
-		}
+		markInUse(lt, inUse, checkers)
 	}
 	p.pool.retain(inUse)
+	p.retainCheckers(checkers)
 }
 
 func (p *Proxy) listenerOn(port uint32) *listenerSpec {
@@ -133,11 +124,15 @@ func (p *Proxy) assemble(l *listenerSpec) (*listenerTable, []string) {
 				missing = append(missing, why)
 				continue
 			}
-			if up.tls != nil && (h.authz == nil || i != len(rs.clusters)) { // names[len(rs.clusters)] is the ext_authz cluster
+			isAuthz := h.authz != nil && i == len(rs.clusters) // names[len(rs.clusters)] is the ext_authz cluster
+			if up.tls != nil && !isAuthz {
 				// Only gRPC to extauth is dialled with the certificate folder; anything
 				// else would go out in plain text.
 				missing = append(missing, "cluster "+name+" with mutual TLS, which the gateway honours for the ext_authz server only")
 				continue
+			}
+			if up.hc != nil {
+				missing = append(missing, p.attachHealth(name, up)...)
 			}
 			t.clusters[name] = up
 		}
@@ -179,7 +174,7 @@ func (p *Proxy) upstream(name string) (*upstream, string) {
 			return nil, "endpoints of cluster " + name
 		}
 	}
-	return &upstream{addrs: addrs, http2: cs.http2, tls: cs.tls}, ""
+	return &upstream{addrs: addrs, http2: cs.http2, tls: cs.tls, hc: cs.hc}, ""
 }
 
 // resolveJWT gives each route of t with a jwt requirement its providers, each with the

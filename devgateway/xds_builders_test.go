@@ -25,6 +25,8 @@ import (
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -224,6 +226,7 @@ func startAuthz(t *testing.T, s *authzServer) string {
 	}
 	g := grpc.NewServer()
 	authv3.RegisterAuthorizationServer(g, s)
+	healthpb.RegisterHealthServer(g, health.NewServer()) // SERVING, for the extauth cluster's health checks
 	go func() { _ = g.Serve(lis) }()
 	t.Cleanup(g.Stop)
 	return lis.Addr().String()

@@ -27,13 +27,15 @@ type clusterSpec struct {
 	// (parseClusterTLS); "" for plain text. tls is that folder, loaded (Proxy.parseCluster).
 	tlsDir string
 	tls    *mtls.Folder
+	hc     *healthCheck // nil when the cluster is not health-checked
 }
 
 func parseCluster(c *clusterv3.Cluster, pr *problems) *clusterSpec {
 	pr.only(c, "", "name", "type", "eds_cluster_config", "connect_timeout", "lb_policy", "load_assignment",
 		"typed_extension_protocol_options", "dns_lookup_family", "dns_refresh_rate", "respect_dns_ttl",
-		"per_connection_buffer_limit_bytes", "alt_stat_name", "http2_protocol_options", "transport_socket")
-	s := &clusterSpec{name: c.GetName(), http2: c.GetHttp2ProtocolOptions() != nil}
+		"per_connection_buffer_limit_bytes", "alt_stat_name", "http2_protocol_options", "transport_socket",
+		"health_checks", "common_lb_config")
+	s := &clusterSpec{name: c.GetName(), http2: c.GetHttp2ProtocolOptions() != nil, hc: parseHealthChecks(c, pr)}
 	if ts := c.GetTransportSocket(); ts != nil {
 		s.tlsDir = parseClusterTLS(ts, "transport_socket", pr)
 	}

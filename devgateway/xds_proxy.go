@@ -50,8 +50,10 @@ type Proxy struct {
 	clusters  map[string]*clusterSpec
 	endpoints map[string][]string
 	secrets   map[string]*secretSpec
-	jwks      map[string]*jwksSet // remote key sets, kept across config changes
-	waiting   map[uint32]string   // what each port last waited for, to log changes only
+	jwks      map[string]*jwksSet        // remote key sets, kept across config changes
+	checkers  map[string]*endpointHealth // ext_authz endpoints' health checks (attachHealth)
+	closed    bool
+	waiting   map[uint32]string // what each port last waited for, to log changes only
 }
 
 // NewProxy returns a Proxy with no config: every port answers 503.
@@ -59,7 +61,7 @@ func NewProxy(o ProxyOptions) *Proxy {
 	if len(o.Ports) == 0 {
 		o.Ports = []uint32{HTTPPort, HTTPSPort}
 	}
-	p := &Proxy{log: o.Log, eng: newEngine(o.Log), pool: newConnPool(), ports: map[uint32]*atomic.Pointer[listenerTable]{}, waiting: map[uint32]string{}, jwks: map[string]*jwksSet{}}
+	p := &Proxy{log: o.Log, eng: newEngine(o.Log), pool: newConnPool(), ports: map[uint32]*atomic.Pointer[listenerTable]{}, waiting: map[uint32]string{}, jwks: map[string]*jwksSet{}, checkers: map[string]*endpointHealth{}}
 	for _, port := range o.Ports {
 		p.ports[port] = &atomic.Pointer[listenerTable]{}
 	}
@@ -174,5 +176,11 @@ func (p *Proxy) Ready(port uint32) bool {
 	return ok && slot.Load() != nil
 }
 
-// Close closes the connections to the ext_authz servers.
-func (p *Proxy) Close() { p.pool.close() }
+// Close stops the health checks and closes the connections to the ext_authz servers.
+func (p *Proxy) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.retainCheckers(nil)
+	p.mu.Unlock()
+	p.pool.close()
+}

@@ -12,14 +12,23 @@ import (
 )
 
 // AdminHandler serves the extauth admin endpoints: /metrics, /logging (GET, PUT
-// {"level": …}), /debug/pprof/, /auth-configs (the status of every AuthConfig) and
-// /healthz (200 while gRPC health checking reports SERVING, 503 after SetNotServing: for
-// a probe that cannot present the client certificate the gRPC port requires).
+// {"level": …}), /debug/pprof/, /auth-configs (the status of every AuthConfig),
+// /healthz (liveness: 200 until SetNotServing) and /ready (readiness: 200 from the first
+// complete config until SIGTERM, 503 with the reason otherwise), for probes that cannot
+// present the client certificate the gRPC port requires. They follow gRPC health
+// checking (readiness.go).
 func AdminHandler(reg *Registry, gatherer prometheus.Gatherer, a *Authorizer) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if a != nil && !a.Serving() {
+		if a != nil && !a.Live() {
 			http.Error(w, "NOT_SERVING", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("SERVING\n"))
+	})
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, _ *http.Request) {
+		if a != nil && !a.Ready() {
+			http.Error(w, "NOT_SERVING: "+a.NotReadyReason(), http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("SERVING\n"))

@@ -88,7 +88,8 @@ const DefaultStartTimeout = 10 * time.Second
 
 // startService builds and starts the plugin's service on its own goroutine, so a
 // plugin that never returns from GetAuthService or Start cannot hold up every other
-// config change: past the timeout the step is rejected and the call abandoned.
+// config change: past the timeout, or once ctx ends (the build is given up), the step
+// is rejected and the call abandoned.
 func (b *Builder) startService(ctx context.Context, plug pluginapi.ExtAuthPlugin, raw []byte) (pluginapi.AuthService, error) {
 	timeout := b.StartTimeout
 	if timeout <= 0 {
@@ -111,6 +112,8 @@ func (b *Builder) startService(ctx context.Context, plug pluginapi.ExtAuthPlugin
 	select {
 	case r := <-done:
 		return r.svc, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("NewConfigInstance, GetAuthService and Start had not returned when the build was cancelled: %w", ctx.Err())
 	case <-t.C:
 		return nil, fmt.Errorf("NewConfigInstance, GetAuthService and Start did not return within %s; the call is abandoned (a plugin must not block there: start background work in a goroutine that ends when Start's context is cancelled)", timeout)
 	}

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"context"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
@@ -26,4 +28,10 @@ func (a *Authorizer) CheckWire(ctx context.Context, w *WireRequest) (*authv3.Che
 // CheckHandler is the gRPC handler of Check with dec as the message decoder.
 func (a *Authorizer) CheckHandler(ctx context.Context, dec func(any) error) (any, error) {
 	return checkHandler(a, ctx, dec, nil)
+}
+
+// PendingHealthCheckers counts the clients told SERVING within wait and not told
+// NOT_SERVING since.
+func PendingHealthCheckers(a *Authorizer, wait time.Duration) int {
+	return a.ready.peers.pending(time.Now(), wait)
 }

@@ -6,13 +6,11 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/health"
 
 	"gatehouse.dev/gatehouse/pluginapi"
 	"gatehouse.dev/gatehouse/server/chain"
@@ -32,9 +30,7 @@ type Authorizer struct {
 	// every one.
 	unknown  zerolog.Logger
 	inflight inflight
-	health   *health.Server // set by NewGRPCServer
-	// notServing is set by SetNotServing, for the admin's /healthz.
-	notServing atomic.Bool
+	ready    readiness // readiness.go
 	// checkInfo is what interceptors are told about every Check, made once.
 	checkInfo *grpc.UnaryServerInfo
 	// observer, when set, hears of every decided Check (Observe).
@@ -66,6 +62,9 @@ func (a *Authorizer) check(ctx context.Context, req *authv3.CheckRequest, raw []
 		return checkResponse(pluginapi.Forbidden()), nil
 	}
 	c, ok := a.reg.Lookup(id)
+	if !ok { // a Check before the first config waits for it (readiness.go)
+		c, ok = a.reg.AwaitFirstConfig(ctx, id)
+	}
 	if !ok {
 		a.unknown.Warn().Str("config_id", id).Str("request_id", ar.RequestID).Msg("no auth config with this config_id is serving; denying")
 		a.metrics.observe(id, outcomeUnknownConfig)

@@ -389,7 +389,7 @@ func TestCheckOverGRPC(t *testing.T) {
 		"ns.plugin-auth": {requiredHeader("x-required", "alpha", "beta")},
 		"ns.panics":      {panicky},
 	})
-	client, health := grpcClient(t, server.NewAuthorizer(reg, testLogger(t), nil))
+	client, _ := grpcClient(t, server.NewAuthorizer(reg, testLogger(t), nil))
 
 	okResp := &authv3.CheckResponse{
 		Status: &rpcstatus.Status{Code: int32(code.Code_OK)},
@@ -420,18 +420,6 @@ func TestCheckOverGRPC(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got, protocmp.Transform(), sortHeaders); diff != "" {
 				t.Errorf("CheckResponse (-want +got):\n%s", diff)
-			}
-		})
-	}
-
-	for _, svc := range []string{"", authv3.Authorization_ServiceDesc.ServiceName} {
-		t.Run("health "+svc, func(t *testing.T) {
-			resp, err := health.Check(context.Background(), &healthpb.HealthCheckRequest{Service: svc})
-			if err != nil {
-				t.Fatalf("health Check(%q): %v", svc, err)
-			}
-			if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-				t.Errorf("health Check(%q) = %v, want SERVING", svc, resp.GetStatus())
 			}
 		})
 	}

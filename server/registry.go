@@ -64,6 +64,14 @@ type Registry struct {
 	failed map[string]*extauthv1.ExtAuthConfig
 	// publishMu serialises swaps of serving by the builds of one apply.
 	publishMu sync.Mutex
+	// stopping ends with Stop (registry_build.go).
+	stopping context.Context
+	stop     context.CancelFunc
+	// applied is closed once the first Apply has run to its end; until then published is
+	// closed and replaced on every publish (registry_build.go).
+	applied     chan struct{}
+	appliedOnce sync.Once
+	published   atomic.Pointer[chan struct{}]
 }
 
 type entry struct {
@@ -79,6 +87,10 @@ type entry struct {
 // NewRegistry returns an empty Registry that builds chains with build.
 func NewRegistry(build BuildFunc, log zerolog.Logger) *Registry {
 	r := &Registry{build: build, log: log, entries: map[string]*entry{}, failed: map[string]*extauthv1.ExtAuthConfig{}}
+	r.stopping, r.stop = context.WithCancel(context.Background())
+	r.applied = make(chan struct{})
+	published := make(chan struct{})
+	r.published.Store(&published)
 	r.serving.Store(&map[string]*chain.Chain{})
 	r.status.Store(&[]Status{})
 	return r
@@ -97,7 +109,11 @@ func (r *Registry) Lookup(id string) (*chain.Chain, bool) {
 func (r *Registry) Apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]error) []Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.apply(cfgs, rejected, nil, false)
+	st := r.apply(cfgs, rejected, nil, false)
+	if !r.Stopped() {
+		r.appliedOnce.Do(func() { close(r.applied) })
+	}
+	return st
 }
 
 // apply does Apply. With only set (a Rebuild), just the configs only picks are built,
@@ -175,9 +191,16 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 		}
 		jobs = append(jobs, cfg)
 	}
+	notBuilt := 0
 	for _, res := range r.buildAll(jobs, next) {
 		cfg, id := res.cfg, res.cfg.GetConfigId()
 		old := r.entries[id]
+		if res.err == ErrStopping {
+			notBuilt++
+			status[id] = r.reject(id, res.err, old != nil)
+			built[id] = true // not logged one by one
+			continue
+		}
 		if res.err != nil {
 			if old != nil {
 				old.stale = old.stale || proto.Equal(old.cfg, cfg)
@@ -200,6 +223,9 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 		if !built[id] {
 			r.logChange(previous[id], st, tried[id])
 		}
+	}
+	if notBuilt > 0 {
+		r.log.Info().Int("configs", notBuilt).Msg("stopping: configs left unbuilt")
 	}
 
 	r.publish(next)
@@ -259,6 +285,9 @@ func (r *Registry) RetryRejected() []Status {
 			continue
 		}
 		prev := status[id]
+		if res.err == ErrStopping {
+			continue
+		}
 		if res.err != nil {
 			status[id] = r.reject(id, res.err, r.entries[id] != nil)
 			r.logChange(prev, status[id], false)
@@ -279,78 +308,6 @@ func (r *Registry) RetryRejected() []Status {
 	return slices.Clone(sorted)
 }
 
-// MaxParallelBuilds bounds the configs built at once: enough that a few builds waiting
-// on a provider hold up no other, few enough that ten thousand configs at start do not
-// all ask their identity provider at the same moment.
-const MaxParallelBuilds = 16
-
-// built is the outcome of building one config.
-type built struct {
-	cfg   *extauthv1.ExtAuthConfig
-	entry *entry
-	err   error
-}
-
-// buildAll builds cfgs at once, each in its own goroutine, and serves each chain as
-// soon as it is built (on top of base, what serves meanwhile), so that a slow build
-// (a provider that does not answer) delays no other config's. It returns when all are
-// done, in the order of cfgs.
-func (r *Registry) buildAll(cfgs []*extauthv1.ExtAuthConfig, base map[string]*entry) []built {
-	if len(cfgs) == 0 {
-		return nil
-	}
-	r.publish(base)
-	return r.buildEach(cfgs, func(id string, c *chain.Chain) { r.serveOne(id, c) })
-}
-
-// buildEach builds cfgs, at most MaxParallelBuilds at once, calling done (when not
-// nil) with each chain built as soon as it is, and returns the outcomes in order.
-// Configs whose first plugin step names the same file are built one after the other,
-// in order: the first of them trial-loads the file and the others find it loaded, as
-// when everything was built in turn, so what each reports does not depend on timing.
-func (r *Registry) buildEach(cfgs []*extauthv1.ExtAuthConfig, done func(id string, c *chain.Chain)) []built {
-	out := make([]built, len(cfgs))
-	var groups [][]int
-	byFile := map[string]int{}
-	for i, cfg := range cfgs {
-		file := firstPluginFile(cfg)
-		if g, ok := byFile[file]; ok && file != "" {
-			groups[g] = append(groups[g], i)
-			continue
-		}
-		byFile[file] = len(groups)
-		groups = append(groups, []int{i})
-	}
-	slots := make(chan struct{}, MaxParallelBuilds)
-	var wg sync.WaitGroup
-	for _, g := range groups {
-		slots <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-slots }()
-			for _, i := range g {
-				cfg := cfgs[i]
-				e, err := r.buildEntry(cfg)
-				out[i] = built{cfg: cfg, entry: e, err: err}
-				if err == nil && done != nil {
-					done(cfg.GetConfigId(), e.chain)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return out
-}
-
-// firstPluginFile is the plugin file of cfg's first plugin step ("" when it has none).
-func firstPluginFile(cfg *extauthv1.ExtAuthConfig) string {
-	for _, st := range cfg.GetSteps() {
-		if p := st.GetPluginAuth(); p != nil {
-			return p.GetPluginFileName()
-		}
-	}
-	return ""
-}
-
 // publish serves the chains of entries, and nothing else.
 func (r *Registry) publish(entries map[string]*entry) {
 	chains := make(map[string]*chain.Chain, len(entries))
@@ -359,6 +316,7 @@ func (r *Registry) publish(entries map[string]*entry) {
 	}
 	r.publishMu.Lock()
 	r.serving.Store(&chains)
+	r.announce()
 	r.publishMu.Unlock()
 }
 
@@ -373,17 +331,7 @@ func (r *Registry) serveOne(id string, c *chain.Chain) {
 	}
 	chains[id] = c
 	r.serving.Store(&chains)
-}
-
-func (r *Registry) buildEntry(cfg *extauthv1.ExtAuthConfig) (*entry, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	c, err := r.build(ctx, cfg)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	c.Log = r.log
-	return &entry{cfg: cfg, chain: c, cancel: cancel}, nil
+	r.announce()
 }
 
 func (r *Registry) reject(id string, err error, servingPrevious bool) Status {
@@ -431,8 +379,9 @@ func sortedStatus(status map[string]Status) []Status {
 	return out
 }
 
-// Close stops every chain's services.
+// Close stops every chain's services, and the builds under way (Stop).
 func (r *Registry) Close() {
+	r.stop()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, e := range r.entries {

@@ -115,7 +115,7 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 	// first request after "gateway serving" is not denied for a config still loading.
 	applied := make(chan struct{})
 	var once sync.Once
-	handle := xdsclient.ExtAuthHandler(ex.reg, ex.metrics.SetStatus)
+	handle := ex.xdsHandle(ex.metrics.SetStatus)
 
 	g, ctx := errgroup.WithContext(ctx)
 	// Shutdown goes front to back: the gateway stops accepting and drains its in-flight
@@ -136,6 +136,13 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 		})
 	})
 	g.Go(func() error {
+		// The gateway health-checks extauth: it follows the control plane once extauth
+		// is ready, so its first check finds extauth serving.
+		select {
+		case <-applied:
+		case <-back.Done():
+			return nil
+		}
 		return xdsclient.Run(back, xdsclient.Options{
 			Addr: xdsAddr, Role: xds.DefaultProxyRole, Types: xds.ProxyTypes, Log: gwLog, Handle: proxy.Handle,
 		})

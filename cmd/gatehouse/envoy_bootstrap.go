@@ -24,7 +24,8 @@ func envoyCommand(stdout, _ io.Writer) *cobra.Command {
 		Long: "Prints a complete Envoy bootstrap: delta ADS to the control plane at --xds (LDS and CDS over\n" +
 			"ADS; routes, endpoints and secrets follow), the node's metadata role, and the admin on\n" +
 			"--admin-address (127.0.0.1:19000: it shows config, keep it on loopback). The ext_authz filter's\n" +
-			"cluster (Settings spec.extauth.extauthzServerRef) arrives over CDS with the rest.\n" +
+			"cluster (Settings spec.extauth.extauthzServerRef) arrives over CDS with the rest. LDS and CDS\n" +
+			"have no initial_fetch_timeout: the listeners stay out until the first configuration arrived.\n" +
 			"With --xds-tls-dir, Envoy reaches the control plane over mutual TLS (1.3) and accepts only a\n" +
 			"certificate naming the controlplane role; its own certificate and CA come from the SDS files in\n" +
 			"--sds-dir, which `gatehouse envoy sds --tls-dir DIR --out SDSDIR` writes, and are re-read when\n" +

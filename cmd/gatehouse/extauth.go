@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/anypb"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
@@ -40,6 +41,10 @@ const (
 	// defaultTraceRatio records one Check in a hundred: /zpages keeps showing what
 	// Checks look like without every Check paying for a recorded span.
 	defaultTraceRatio = 0.01
+	// defaultShutdownDelay covers a health checker that checks every second or two (the
+	// extauth cluster we emit checks every second, with a timeout of one), and is the
+	// longest a checker that never comes back (gone, or a one-off probe) holds a stop.
+	defaultShutdownDelay = 3 * time.Second
 )
 
 type extauthOptions struct {
@@ -52,6 +57,10 @@ type extauthOptions struct {
 	decisions         decisionLogOptions
 	// stdout takes the decision log (--decision-log stdout).
 	stdout io.Writer
+	// shutdownDelay bounds how long a stopping server answers Checks until its health
+	// checkers have seen NOT_SERVING (server.Authorizer.Leave); 0 in dev, where the
+	// gateway stops first.
+	shutdownDelay time.Duration
 	// trialPassed, set by `gatehouse dev --plugin-module`, is content it trial-loaded
 	// before publishing it (loader.Options.TrialPassed).
 	trialPassed func(sha256, symbol string) bool
@@ -85,7 +94,9 @@ func extauthCommand(stdout, stderr io.Writer) *cobra.Command {
 			"With --config, for people who run plain Envoy, it reads AuthConfig, Secret and Settings\n" +
 			"resources from a multi-document YAML file or a folder of them (VirtualServices and Upstreams are\n" +
 			"ignored, a kind Gatehouse does not read is reported), reloads\n" +
-			"on change, and keeps serving the last good config when an edit is bad.",
+			"on change, and keeps serving the last good config when an edit is bad.\n" +
+			"gRPC health (and the admin's /ready) report NOT_SERVING until the first complete config is\n" +
+			"built, and again from SIGTERM on; the health service \"liveness\" (and /healthz) stays SERVING.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (o.config == "") == (o.xds == "") {
@@ -106,6 +117,7 @@ func extauthCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&o.xds, "xds", "", "control plane ADS address (e.g. 127.0.0.1:9977)")
 	cmd.Flags().StringVar(&o.xdsTLSDir, "xds-tls-dir", "", "certificate folder (tls.crt, tls.key, ca.crt; re-read when it changes) for mutual TLS to the control plane; its certificate must name the role extauth")
 	cmd.Flags().StringVar(&o.tlsDir, "tls-dir", "", "certificate folder for serving ext_authz over mutual TLS: only clients whose certificate names a gateway proxy role are admitted")
+	cmd.Flags().DurationVar(&o.shutdownDelay, "shutdown-delay", defaultShutdownDelay, "on SIGTERM health checks report NOT_SERVING at once; Checks are answered until every client that health-checked this server lately has seen it, for at most this long, then the Checks in flight finish (at most "+server.DefaultDrainTimeout.String()+")")
 	o.bind(cmd, "listen")
 	cmd.AddCommand(statusCommand(stdout, stderr))
 	return cmd
@@ -121,12 +133,16 @@ func runExtauth(ctx context.Context, log zerolog.Logger, o extauthOptions) error
 	}
 	src := &filesource.Source{Path: o.config, Log: log, Apply: func(set *apiv1.Set) { ex.apply(set) },
 		Problem: func(err error) { ex.reg.SetSource(o.config, err); ex.metrics.SetSource(o.config, err) }}
-	if err := src.Load(); err != nil {
-		return fmt.Errorf("extauth: %w", err)
-	}
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return src.Watch(ctx) })
 	ex.serve(ctx, g)
+	// Health checks answer NOT_SERVING while the first full load builds.
+	g.Go(func() error {
+		if err := src.Load(); err != nil {
+			return fmt.Errorf("extauth: %w", err)
+		}
+		ex.configured()
+		return src.Watch(ctx)
+	})
 	return g.Wait()
 }
 
@@ -145,7 +161,7 @@ func runExtauthXDS(ctx context.Context, log zerolog.Logger, o extauthOptions) er
 	g.Go(func() error {
 		return xdsclient.Run(ctx, xdsclient.Options{
 			Addr: o.xds, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, Log: log, Credentials: creds,
-			Handle: xdsclient.ExtAuthHandler(ex.reg, func(st []server.Status) {
+			Handle: ex.xdsHandle(func(st []server.Status) {
 				ex.metrics.SetStatus(st)
 				versions.statuses(st)
 			}),
@@ -224,6 +240,26 @@ func (e *extauth) apply(set *apiv1.Set) {
 	e.metrics.SetStatus(server.ApplyResources(e.reg, set))
 }
 
+// xdsHandle is the xDS client's Handle: it applies each full state of ExtAuthConfigs
+// (xdsclient.ExtAuthHandler, reporting statuses to status) and makes the server ready
+// once the first one is built. The control plane sends a role nothing before its first
+// complete state, and the first response of a stream holds every resource.
+func (e *extauth) xdsHandle(status func([]server.Status)) func(string, map[string]*anypb.Any) error {
+	handle := xdsclient.ExtAuthHandler(e.reg, status)
+	return func(typeURL string, res map[string]*anypb.Any) error {
+		err := handle(typeURL, res)
+		e.configured()
+		return err
+	}
+}
+
+// configured makes the server ready, unless an apply was cut short by a stop.
+func (e *extauth) configured() {
+	if !e.reg.Stopped() {
+		e.authz.Configured()
+	}
+}
+
 // pluginsChanged rebuilds the chains that use any of files (plugin file names).
 func (e *extauth) pluginsChanged(files []string) {
 	e.metrics.SetStatus(e.reg.Rebuild(func(cfg *extauthv1.ExtAuthConfig) bool {
@@ -261,6 +297,9 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 	g.Go(func() error { return e.grpc.Serve(e.lis) })
 	g.Go(func() error {
 		<-ctx.Done()
+		e.log.Info().Msg("stopping: not ready from now on")
+		e.reg.Stop() // an apply under way returns at once
+		e.authz.Leave(e.o.shutdownDelay)
 		server.Shutdown(e.grpc, e.authz, server.DefaultDrainTimeout, e.log)
 		e.reg.Close()
 		e.closeTelemetry()

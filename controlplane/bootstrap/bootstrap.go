@@ -1,6 +1,7 @@
 // Package bootstrap builds the bootstrap of a stock Envoy that is a Gatehouse
 // gateway proxy: delta ADS to the control plane, the node's role, the admin address, and
-// optionally mutual TLS to the control plane with certificates from file-based SDS.
+// optionally mutual TLS to the control plane with certificates from file-based SDS. Its
+// listeners wait for the control plane's first configuration, without a time limit.
 package bootstrap
 
 import (
@@ -83,8 +84,13 @@ func Build(o Options) (*bootstrapv3.Bootstrap, error) {
 			return nil, err
 		}
 	}
+	// No initial_fetch_timeout (0): Envoy waits for the first CDS and LDS responses as
+	// long as it takes, so its listeners stay out (and its /ready says not LIVE) until the
+	// control plane has sent a complete configuration, where Envoy's default of 15 s
+	// would open them with whatever had arrived, or nothing.
 	ads := func() *corev3.ConfigSource {
-		return &corev3.ConfigSource{ResourceApiVersion: corev3.ApiVersion_V3, ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}}}
+		return &corev3.ConfigSource{ResourceApiVersion: corev3.ApiVersion_V3, InitialFetchTimeout: durationpb.New(0),
+			ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}}}
 	}
 	b := &bootstrapv3.Bootstrap{
 		Node: &corev3.Node{Id: o.NodeID, Cluster: o.Role, Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	httpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -60,6 +61,30 @@ func TestBuildPlain(t *testing.T) {
 	}
 	if got.GetNode().GetMetadata().GetFields()["role"].GetStringValue() != "gh~gw" || got.GetNode().GetId() != "gw-1" {
 		t.Errorf("node %v", got.GetNode())
+	}
+}
+
+// TestBuildWaitsForFirstConfig: Envoy's listeners stay out until the control plane's
+// first configuration has arrived (issue 26). With Envoy's default initial_fetch_timeout
+// (15 s) a proxy that starts while the control plane is away opens its listeners with
+// nothing behind them; 0, set in the YAML, means no limit.
+func TestBuildWaitsForFirstConfig(t *testing.T) {
+	b, err := bootstrap.Build(options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr := reread(t, b).GetDynamicResources()
+	for name, cs := range map[string]*corev3.ConfigSource{"lds_config": dr.GetLdsConfig(), "cds_config": dr.GetCdsConfig()} {
+		if ift := cs.GetInitialFetchTimeout(); ift == nil || ift.AsDuration() != 0 {
+			t.Errorf("%s.initial_fetch_timeout = %v, want 0s (wait without a limit)", name, ift)
+		}
+	}
+	y, err := bootstrap.YAML(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(y), "initial_fetch_timeout: 0s"); n != 2 {
+		t.Errorf("the YAML says initial_fetch_timeout: 0s %d times, want 2:\n%s", n, y)
 	}
 }
 

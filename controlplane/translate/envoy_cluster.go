@@ -7,8 +7,10 @@ import (
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	endpointv3 "github.com/envoyproxy/go-control-plane/envoy/config/endpoint/v3"
 	upstreamhttpv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
 	"google.golang.org/protobuf/types/known/anypb"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"gatehouse.dev/gatehouse/internal/envoysds"
 	"gatehouse.dev/gatehouse/internal/mtls"
@@ -24,7 +26,8 @@ const ConnectTimeout = 5 * time.Second
 // EnvoyCluster builds the Envoy cluster of c, and its ClusterLoadAssignment when the
 // endpoints are served over EDS (nil otherwise). When c is the ext_authz filter's server
 // (ext.Cluster; ext may be nil) the cluster speaks HTTP/2 to its hosts, as the extauth
-// server's gRPC needs, and mutual TLS when ext.TLSSDSDir is set (ExtauthzTLS).
+// server's gRPC needs, mutual TLS when ext.TLSSDSDir is set (ExtauthzTLS), and
+// health-checks them (extauthHealthChecks).
 //
 // Host names vs IPs: EDS carries addresses, not names (Envoy refuses an EDS endpoint
 // that is not an IP), so a cluster whose hosts are all IPs is an EDS cluster fed over
@@ -51,6 +54,7 @@ func EnvoyCluster(c *Cluster, ext *Extauthz) (*clusterv3.Cluster, *endpointv3.Cl
 			panic("translate: " + err.Error()) // marshalling a well-formed message cannot fail
 		}
 		out.TypedExtensionProtocolOptions = map[string]*anypb.Any{HTTPProtocolOptionsKey: opts}
+		out.HealthChecks, out.CommonLbConfig = extauthHealthChecks, extauthLbConfig
 	}
 	cla := &endpointv3.ClusterLoadAssignment{ClusterName: c.Name, Endpoints: []*endpointv3.LocalityLbEndpoints{{LbEndpoints: lbEndpoints(c.Hosts)}}}
 	if !c.Discovered && !c.IPOnly() {
@@ -62,6 +66,28 @@ func EnvoyCluster(c *Cluster, ext *Extauthz) (*clusterv3.Cluster, *endpointv3.Cl
 	out.ClusterDiscoveryType, out.EdsClusterConfig = edsType, edsConfig
 	return out, cla
 }
+
+// ExtauthHealthInterval is how often Envoy health-checks each extauth replica.
+const ExtauthHealthInterval = time.Second
+
+// The extauth cluster's health checking: every replica is asked gRPC health (service "",
+// which extauth reports SERVING only from its first complete config until SIGTERM) every
+// ExtauthHealthInterval, with or without traffic. NOT_SERVING takes a replica out at
+// once, two failed connections do; one SERVING brings it back. A replica Envoy learns
+// of starts out unhealthy until its first check passes, and panic mode is off: with no
+// replica ready, a Check fails (the ext_authz filter's failure mode) rather than going
+// to a replica that would deny for want of config.
+var (
+	extauthHealthChecks = []*corev3.HealthCheck{{
+		Timeout:            durationpb.New(ExtauthHealthInterval),
+		Interval:           durationpb.New(ExtauthHealthInterval),
+		NoTrafficInterval:  durationpb.New(ExtauthHealthInterval),
+		UnhealthyThreshold: wrapperspb.UInt32(2),
+		HealthyThreshold:   wrapperspb.UInt32(1),
+		HealthChecker:      &corev3.HealthCheck_GrpcHealthCheck_{GrpcHealthCheck: &corev3.HealthCheck_GrpcHealthCheck{}},
+	}}
+	extauthLbConfig = &clusterv3.Cluster_CommonLbConfig{HealthyPanicThreshold: &typev3.Percent{Value: 0}}
+)
 
 // ExtauthzTLS is the transport socket of the extauth server's cluster with Settings
 // spec.extauth.tls: TLS 1.3, the proxy's certificate and CA from the SDS files in sdsDir,

@@ -103,12 +103,16 @@ func (p *extauthPod) waitReady(t *testing.T) {
 	}
 	t.Cleanup(func() { conn.Close() })
 	p.conn = conn
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
-	if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
-		t.Fatalf("gRPC health check: %v, %v; the readiness probe would fail", resp.GetStatus(), err)
-	}
+	// Ready (SERVING) once its first config is built, as the readiness probe waits for.
+	testbin.Eventually(t, time.Minute, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			return fmt.Errorf("gRPC health check: %v, %v; the readiness probe would fail", resp.GetStatus(), err)
+		}
+		return nil
+	})
 	if p.admin != "" {
 		testbin.WaitTCP(t, p.proc, p.admin, time.Minute)
 	}

@@ -59,6 +59,7 @@ func pluginContainer(key, image string, policy corev1.PullPolicy) corev1.Contain
 // podSpec is the pod the default values give; cases change what their values change.
 func podSpec(edit func(s *corev1.PodSpec, c *corev1.Container)) corev1.PodSpec {
 	grpcProbe := corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 8083}}
+	livenessProbe := corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 8083, Service: ptr("liveness")}}
 	c := corev1.Container{
 		Name:            "extauth",
 		Image:           "docker.io/gatehouse/extauth:" + version.Version,
@@ -67,7 +68,7 @@ func podSpec(edit func(s *corev1.PodSpec, c *corev1.Container)) corev1.PodSpec {
 		Env:             []corev1.EnvVar{{Name: "LOG_LEVEL", Value: "info"}, {Name: "START_STATS_SERVER", Value: "true"}},
 		Ports:           []corev1.ContainerPort{grpcPort, adminPort},
 		ReadinessProbe:  &corev1.Probe{ProbeHandler: grpcProbe, PeriodSeconds: 5},
-		LivenessProbe:   &corev1.Probe{ProbeHandler: grpcProbe, InitialDelaySeconds: 10, PeriodSeconds: 10},
+		LivenessProbe:   &corev1.Probe{ProbeHandler: livenessProbe, InitialDelaySeconds: 10, PeriodSeconds: 10},
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
@@ -76,7 +77,8 @@ func podSpec(edit func(s *corev1.PodSpec, c *corev1.Container)) corev1.PodSpec {
 		VolumeMounts:    []corev1.VolumeMount{pluginMount, tmpMount, configMount},
 	}
 	s := corev1.PodSpec{
-		AutomountServiceAccountToken: ptr(false),
+		AutomountServiceAccountToken:  ptr(false),
+		TerminationGracePeriodSeconds: ptr(int64(30)),
 		SecurityContext: &corev1.PodSecurityContext{
 			RunAsNonRoot: ptr(true), RunAsUser: ptr(int64(65532)), RunAsGroup: ptr(int64(65532)), FSGroup: ptr(int64(65532)),
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},

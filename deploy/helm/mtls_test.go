@@ -285,15 +285,16 @@ func TestMTLSOff(t *testing.T) {
 	}
 }
 
-// TestExtauthProbesOverMTLS: the admin's /metrics when the admin is on, else a TCP connect.
+// TestExtauthProbesOverMTLS: the admin's /ready and /healthz when it is on, else a TCP connect.
 func TestExtauthProbesOverMTLS(t *testing.T) {
-	tests := []struct {
-		values string
-		want   corev1.ProbeHandler
-	}{
-		{"{}", corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstrName("http-admin")}}},
-		{"global: {extensions: {extAuth: {deployment: {stats: {enabled: false}}}}}", corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstrInt(8083)}}},
+	tcp := corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstrInt(8083)}}
+	admin := func(p string) corev1.ProbeHandler {
+		return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: p, Port: intstrName("http-admin")}}
 	}
+	tests := []struct {
+		values          string
+		ready, liveness corev1.ProbeHandler
+	}{{"{}", admin("/ready"), admin("/healthz")}, {"global: {extensions: {extAuth: {deployment: {stats: {enabled: false}}}}}", tcp, tcp}}
 	for _, tt := range tests {
 		t.Run(tt.values, func(t *testing.T) {
 			objs, err := renderAll(t, tt.values)
@@ -303,8 +304,8 @@ func TestExtauthProbesOverMTLS(t *testing.T) {
 			var d appsv1.Deployment
 			typed(t, objs, "Deployment/extauth", &d)
 			c := d.Spec.Template.Spec.Containers[0]
-			for what, p := range map[string]*corev1.Probe{"readiness": c.ReadinessProbe, "liveness": c.LivenessProbe} {
-				if diff := cmp.Diff(tt.want, p.ProbeHandler); diff != "" {
+			for what, p := range map[string]struct{ want, got corev1.ProbeHandler }{"readiness": {tt.ready, c.ReadinessProbe.ProbeHandler}, "liveness": {tt.liveness, c.LivenessProbe.ProbeHandler}} {
+				if diff := cmp.Diff(p.want, p.got); diff != "" {
 					t.Errorf("%s probe (-want +got):\n%s", what, diff)
 				}
 			}

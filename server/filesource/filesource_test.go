@@ -386,3 +386,22 @@ func TestWatchMissingPath(t *testing.T) {
 		t.Errorf("Watch of a missing folder = %v, want a filesource: watch error", err)
 	}
 }
+
+// TestWatchAppliesAChangeMadeAfterLoad: extauth serves (and a client may edit) while its
+// first load builds, before the watch exists; an edit then sent no event and was never
+// applied (integration/foundation TestExtauthReloadsConfigFromDisk, once Load moved
+// behind serving). Watch reads once when it starts after a Load.
+func TestWatchAppliesAChangeMadeAfterLoad(t *testing.T) {
+	dir := t.TempDir()
+	writeInPlace(t, filepath.Join(dir, "a.yaml"), authConfig("one"))
+	s, a, l := newSource(t, dir)
+	if err := s.Load(); err != nil {
+		t.Fatal(err)
+	}
+	a.next(t)
+	writeInPlace(t, filepath.Join(dir, "a.yaml"), authConfig("two"))
+	watch(t, s, l)
+	if diff := cmp.Diff([]string{"default.two"}, a.next(t)); diff != "" {
+		t.Errorf("the edit made before the watch (-want +got):\n%s", diff)
+	}
+}

@@ -2,6 +2,7 @@ package filesource
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +11,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Watch applies every change until ctx ends. A bad edit is logged and reported, and
+// Watch applies every change until ctx ends, and after Load any change made since. A bad edit is logged and reported, and
 // the previous good config keeps serving. The watch is on the folder (the file's
 // folder for a file), so editors that replace files and Kubernetes' symlink swaps are
 // both seen, and on that folder's parent, so a folder deleted and created again is
@@ -37,6 +38,11 @@ func (s *Source) Watch(ctx context.Context) error {
 		parent = ""
 	}
 	var timer <-chan time.Time
+	if s.last != ([sha256.Size]byte{}) {
+		// A change made between Load and now sent no event: read once (unchanged files
+		// are not applied again).
+		timer = time.After(0)
+	}
 	for {
 		select {
 		case <-ctx.Done():

@@ -58,7 +58,13 @@ func (c *client) stream(ctx context.Context) (got bool, err error) {
 			c.log.Info().Str("role", c.o.Role).Str("node", c.o.NodeID).Msg("connected to the control plane")
 		}
 		got = true
-		if err := s.Send(c.handle(resp)); err != nil {
+		ack := c.handle(resp)
+		if ctx.Err() != nil {
+			// Stopping: the handler may have been cut short (server.Registry.Stop), so
+			// what it returned is no verdict on the response.
+			return got, ctx.Err()
+		}
+		if err := s.Send(ack); err != nil {
 			return got, fmt.Errorf("xdsclient: acknowledging %s: %w", resp.GetTypeUrl(), err)
 		}
 	}

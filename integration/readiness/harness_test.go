@@ -1,0 +1,220 @@
+package readiness_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"google.golang.org/genproto/googleapis/rpc/code"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
+)
+
+// settle bounds how long a change may take to show: a polling deadline, not a figure.
+const settle = 30 * time.Second
+
+// header and value are what the slowstart plugin allows.
+const header, value = "x-allow", "yes"
+
+var (
+	pluginOnce sync.Once
+	pluginDir  string
+)
+
+// plugins is a folder holding slowstart.so (testdata/slowstart), built once.
+func plugins(t *testing.T) string {
+	t.Helper()
+	pluginOnce.Do(func() {
+		dir := testbin.TempDir(t, "gatehouse-readiness-plugins-")
+		testbin.Plugin(t, "./integration/readiness/testdata/slowstart", dir, "slowstart.so")
+		pluginDir = dir
+	})
+	if pluginDir == "" {
+		t.Fatal("the slowstart plugin failed to build in an earlier test")
+	}
+	return pluginDir
+}
+
+// authConfig is an AuthConfig gatehouse-system.<name> of one slowstart step whose
+// Start waits for the file gate (none when "") and then sleeps delay.
+func authConfig(name, gate, delay string) string {
+	return fmt.Sprintf(`apiVersion: enterprise.gateway.gatehouse.dev/v1
+kind: AuthConfig
+metadata: {name: %s, namespace: gatehouse-system}
+spec:
+  configs:
+    - pluginAuth:
+        name: slowstart
+        exportedSymbolName: Plugin
+        config: {Gate: %q, Delay: %q, Header: %s, Value: %s}
+`, name, gate, delay, header, value)
+}
+
+func upstream(name string, addrs ...string) string {
+	var hosts []string
+	for _, a := range addrs {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil {
+			panic(err)
+		}
+		hosts = append(hosts, fmt.Sprintf("{addr: %s, port: %s}", host, port))
+	}
+	return fmt.Sprintf(`apiVersion: core.gatehouse.dev/v1
+kind: Upstream
+metadata: {name: %s, namespace: gatehouse-system}
+spec:
+  static:
+    hosts: [%s]
+`, name, strings.Join(hosts, ", "))
+}
+
+// write writes beside and renames, so no reader sees half a file.
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	tmp := filepath.Join(dir, "."+name+".tmp")
+	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// extauth is a running `gatehouse extauth` with gRPC clients of its Check and health
+// services and its admin address.
+type extauth struct {
+	proc          *testbin.Process
+	listen, admin string
+	authz         authv3.AuthorizationClient
+	health        healthpb.HealthClient
+}
+
+// startExtauth runs `gatehouse extauth` on listen with source (["--xds", addr] or
+// ["--config", dir]) and the slowstart plugin, and waits until it accepts connections.
+func startExtauth(t *testing.T, listen string, source ...string) *extauth {
+	t.Helper()
+	e := &extauth{listen: listen, admin: testbin.FreeAddr(t)}
+	args := append([]string{"extauth", "--plugin-dir", plugins(t), "--listen", listen, "--admin-listen", e.admin}, source...)
+	e.proc = testbin.Start(t, []string{"LOG_LEVEL=debug"}, testbin.Gatehouse(t), args...)
+	testbin.WaitTCP(t, e.proc, listen, settle)
+	testbin.WaitTCP(t, e.proc, e.admin, settle)
+	conn, err := grpc.NewClient(listen, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	e.authz, e.health = authv3.NewAuthorizationClient(conn), healthpb.NewHealthClient(conn)
+	return e
+}
+
+// probe is what every health surface of an extauth says at one moment.
+type probe struct {
+	Server, Authz, Liveness healthpb.HealthCheckResponse_ServingStatus
+	Ready, Healthz          int
+}
+
+var (
+	notReady = probe{Server: healthpb.HealthCheckResponse_NOT_SERVING, Authz: healthpb.HealthCheckResponse_NOT_SERVING,
+		Liveness: healthpb.HealthCheckResponse_SERVING, Ready: http.StatusServiceUnavailable, Healthz: http.StatusOK}
+	ready = probe{Server: healthpb.HealthCheckResponse_SERVING, Authz: healthpb.HealthCheckResponse_SERVING,
+		Liveness: healthpb.HealthCheckResponse_SERVING, Ready: http.StatusOK, Healthz: http.StatusOK}
+)
+
+func (e *extauth) probe(t *testing.T) probe {
+	t.Helper()
+	return probe{
+		Server: e.healthOf(t, ""), Authz: e.healthOf(t, authv3.Authorization_ServiceDesc.ServiceName),
+		Liveness: e.healthOf(t, "liveness"),
+		Ready:    httpStatus(t, "http://"+e.admin+"/ready"), Healthz: httpStatus(t, "http://"+e.admin+"/healthz"),
+	}
+}
+
+func (e *extauth) healthOf(t *testing.T, service string) healthpb.HealthCheckResponse_ServingStatus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r, err := e.health.Check(ctx, &healthpb.HealthCheckRequest{Service: service})
+	if err != nil {
+		t.Fatalf("health Check(%q): %v", service, err)
+	}
+	return r.GetStatus()
+}
+
+// check sends a Check of configID, with the allowed header when allowed, and returns
+// the verdict's code.
+func (e *extauth) check(t *testing.T, configID string, allowed bool) code.Code {
+	t.Helper()
+	h := map[string]string{":method": "GET", ":path": "/", ":authority": "example.test"}
+	if allowed {
+		h[header] = value
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := e.authz.Check(ctx, &authv3.CheckRequest{Attributes: &authv3.AttributeContext{
+		Request: &authv3.AttributeContext_Request{Http: &authv3.AttributeContext_HttpRequest{
+			Method: "GET", Path: "/", Host: "example.test", Scheme: "http", Headers: h,
+		}},
+		ContextExtensions: map[string]string{"config_id": configID},
+	}})
+	if err != nil {
+		t.Fatalf("Check %s: %v", configID, err)
+	}
+	return code.Code(resp.GetStatus().GetCode())
+}
+
+// checksAllowed is the replica's count of Checks of configID it allowed (its metrics).
+func (e *extauth) checksAllowed(t *testing.T, configID string) int {
+	t.Helper()
+	resp, err := http.Get("http://" + e.admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := fmt.Sprintf(`gatehouse_extauth_checks_total{config_id=%q,outcome="allowed"} `, configID)
+	for _, line := range strings.Split(string(b), "\n") {
+		if n, ok := strings.CutPrefix(line, prefix); ok {
+			v, err := strconv.ParseFloat(n, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return int(v)
+		}
+	}
+	return 0
+}
+
+func httpStatus(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// startControlPlane runs `gatehouse controlplane` on dir and returns its xDS address.
+func startControlPlane(t *testing.T, dir, xdsAddr string) *testbin.Process {
+	t.Helper()
+	p := testbin.Start(t, nil, testbin.Gatehouse(t), "controlplane", "--resources", dir,
+		"--xds-listen", xdsAddr, "--admin-listen", testbin.FreeAddr(t))
+	testbin.WaitTCP(t, p, xdsAddr, settle)
+	return p
+}

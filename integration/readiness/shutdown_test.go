@@ -1,0 +1,69 @@
+package readiness_test
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
+)
+
+// manyConfigs is how many AuthConfigs the large apply builds; each plugin Start sleeps
+// startDelay and they are built one after the other (one plugin file), so the apply
+// takes about manyConfigs × startDelay = 60 s.
+const (
+	manyConfigs = 3000
+	startDelay  = "20ms"
+	// grace is the kubelet's terminationGracePeriodSeconds in the chart.
+	grace = 30 * time.Second
+)
+
+// TestSigtermDuringALargeApply: SIGTERM while extauth applied thousands of configs did
+// not end it until the apply was done (issue 26). Now the apply is cut short: the
+// process exits within the grace period, long before the apply could have finished,
+// and says how many configs it left unbuilt. While the first load was under way,
+// extauth was not ready.
+func TestSigtermDuringALargeApply(t *testing.T) {
+	for _, source := range []string{"files", "control plane"} {
+		t.Run(source, func(t *testing.T) {
+			dir := t.TempDir()
+			var b strings.Builder
+			for i := range manyConfigs {
+				fmt.Fprintf(&b, "---\n%s", authConfig(fmt.Sprintf("c%04d", i), "", startDelay))
+			}
+			write(t, dir, "auth_configs.yaml", b.String())
+			args := []string{"--config", dir}
+			if source == "control plane" {
+				xdsAddr := testbin.FreeAddr(t)
+				startControlPlane(t, dir, xdsAddr)
+				args = []string{"--xds", xdsAddr}
+			}
+			e := startExtauth(t, testbin.FreeAddr(t), args...)
+			// The first build opens the plugin: the apply is under way.
+			testbin.Eventually(t, settle, func() error {
+				if !strings.Contains(e.proc.Output(), `"message":"plugin version opened"`) {
+					return fmt.Errorf("the apply has not started yet")
+				}
+				return nil
+			})
+			if p := e.probe(t); p != notReady {
+				t.Errorf("during the first load: %+v, want not ready", p)
+			}
+			if err := e.proc.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			e.proc.Wait(t, grace)
+			m := regexp.MustCompile(`"configs":(\d+),[^\n]*"message":"stopping: configs left unbuilt"`).FindStringSubmatch(e.proc.Output())
+			if m == nil {
+				t.Fatalf("extauth exited without saying it left configs unbuilt:\n%s", e.proc.Output())
+			}
+			if n, _ := strconv.Atoi(m[1]); n == 0 || n > manyConfigs {
+				t.Errorf("configs left unbuilt = %d, want some of %d", n, manyConfigs)
+			}
+		})
+	}
+}
