@@ -2,6 +2,7 @@ package controlplane_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -93,8 +94,17 @@ func (s *system) waitRemembered(t *testing.T, kind, name string) {
 func (s *system) expectCaughtUp(t *testing.T) {
 	t.Helper()
 	testbin.Eventually(t, settle, func() error {
+		resp, err := s.client.Get("http://" + s.admin + "/snapshots/xds")
+		if err != nil {
+			return err // the admin server opens just after xDS
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		body := string(b)
 		for _, role := range []string{xds.DefaultProxyRole, xds.RoleExtauth} {
-			body := s.adminGet(t, "/snapshots/xds")
 			i := strings.Index(body, `"role": "`+role+`"`)
 			if i < 0 {
 				return fmt.Errorf("no %s client yet", role)
