@@ -3,15 +3,21 @@
 //
 // The data flows down through rooms that only import downward:
 //
-//	source     (dir, later kube)   resources as read, in apiVersion/kind/namespace/name order
-//	validate                       the edge stage: every resource with its status; the accepted set,
+//	source     (dir, kube)         resources as read, in apiVersion/kind/namespace/name order;
+//	                               a file or object that stops decoding keeps its last good version
+//	state                          the serving version of every resource, kept across restarts
+//	validate                       the edge stage: every resource with its status; what serves,
 //	                               where a Rejected resource keeps its last Accepted version
 //	translate                      pure functions: edge → proxy model → Envoy resources and ExtAuthConfig
-//	xds                            go-control-plane server and caches, one snapshot per node role,
+//	xds                            go-control-plane's server with a cache per node role and type,
 //	                               content-hash versions, ValidateAll + consistency before publishing,
-//	                               NACK bookkeeping
-//	pipeline                       runs the stages on every input and keeps each one for the admin endpoints
+//	                               and the books of what each client acknowledged or rejected
+//	pipeline                       runs the stages on every input, orders what reaches the roles
+//	                               (make before break: a route after extauth has its AuthConfig),
+//	                               and keeps each stage for the admin endpoints
+//	snapshots, listing, check      what the admin endpoints and the CLI show of the stages
+//	bootstrap                      the Envoy bootstrap that points a proxy at this control plane
 //
 // Clients of xDS live beside what they feed: server/xdsclient (extauth) and devgateway
-// (the dev gateway). cmd/gatehouse only wires.
+// (the dev gateway). `gatehouse controlplane` wires these packages to flags.
 package controlplane
