@@ -1,6 +1,6 @@
 module gatehouse.dev/gatehouse
 
-go 1.26.7
+go 1.26.0
 
 require (
 	github.com/chromedp/cdproto v0.159.0
@@ -16,7 +16,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.1
-	github.com/prometheus/prometheus v0.316.0
+	github.com/prometheus/prometheus v0.315.1
 	github.com/redis/rueidis v1.0.79
 	github.com/rs/zerolog v1.35.1
 	github.com/spf13/cobra v1.10.2

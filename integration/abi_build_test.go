@@ -14,7 +14,7 @@ import (
 func testBuild(t *testing.T, gatehouse string, b *abiBuilds) {
 	host := abiContract(t, gatehouse)
 	hostSys, ok := host.Module("golang.org/x/sys")
-	if !ok || hostSys.Version == "v0.49.0" {
+	if !ok || hostSys.Version == "v0.50.0" {
 		t.Fatalf("the host links golang.org/x/sys %q; testdata/plugins/outoftree must ask for another version than the host's", hostSys.Version)
 	}
 	newLoader := func(t *testing.T) (*loader.Loader, string) {
@@ -30,7 +30,7 @@ func testBuild(t *testing.T, gatehouse string, b *abiBuilds) {
 		if r.code != 0 || r.stdout != so+"\n" {
 			t.Fatalf("gatehouse plugin build: exit %d, printed %q; want 0 and %q\nstderr:\n%s", r.code, r.stdout, so+"\n", r.stderr)
 		}
-		if pin := "pinned golang.org/x/sys v0.49.0 -> " + hostSys.Version + "\n"; !strings.Contains(r.stderr, pin) {
+		if pin := "pinned golang.org/x/sys v0.50.0 -> " + hostSys.Version + "\n"; !strings.Contains(r.stderr, pin) {
 			t.Errorf("build output lacks %q:\n%s", pin, r.stderr)
 		}
 		gomod, _ := os.ReadFile(filepath.Join(mod, "go.mod"))

@@ -68,7 +68,7 @@ func testServerBadPlugins(t *testing.T, gatehouse string, b *abiBuilds, host *lo
 	fixed := func(s string) func(string, string) string { return func(string, string) string { return s } }
 	cases := []srvBadCase{
 		{name: "depversion", plugin: build(abiPlugin{name: "depversion", pkg: ".", dir: filepath.Join(b.root, "integration/testdata/plugins/depversion"), env: []string{"GOFLAGS=-mod=mod"}}),
-			want: fixed("module golang.org/x/sys: host " + hostSys.Version + ", plugin v0.49.0; shared package golang.org/x/sys/unix differs; fix: go mod edit -require=golang.org/x/sys@" + hostSys.Version)},
+			want: fixed("module golang.org/x/sys: host " + hostSys.Version + ", plugin v0.50.0; shared package golang.org/x/sys/unix differs; fix: go mod edit -require=golang.org/x/sys@" + hostSys.Version)},
 		{name: "trimpath", plugin: build(abiPlugin{name: "trimpath", pkg: requiredHeader.pkg, args: []string{"-trimpath"}}),
 			want: fixed("-trimpath: host false, plugin true; fix: rebuild without -trimpath"), alsoLoaded: true},
 		{name: "race", plugin: build(abiPlugin{name: "race", pkg: requiredHeader.pkg, args: []string{"-race"}}),

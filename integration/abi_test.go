@@ -55,7 +55,7 @@ var (
 func testVerify(t *testing.T, gatehouse string, b *abiBuilds, host *loader.Contract) {
 	hostGo := host.GoVersion
 	hostSys, ok := host.Module("golang.org/x/sys")
-	if !ok || hostSys.Version == "v0.49.0" {
+	if !ok || hostSys.Version == "v0.50.0" {
 		t.Fatalf("the host links golang.org/x/sys %q; testdata/plugins/depversion must require another version than the host's", hostSys.Version)
 	}
 	configs := t.TempDir()
@@ -100,7 +100,7 @@ func testVerify(t *testing.T, gatehouse string, b *abiBuilds, host *loader.Contr
 			},
 			code: 1,
 			want: "FILE: refused, 1 error\n" +
-				"  error   module golang.org/x/sys: host " + hostSys.Version + ", plugin v0.49.0; shared package golang.org/x/sys/unix differs; fix: go mod edit -require=golang.org/x/sys@" + hostSys.Version + " && go mod tidy, then rebuild; " + viaBuild + " (it pins every shared module)\n" +
+				"  error   module golang.org/x/sys: host " + hostSys.Version + ", plugin v0.50.0; shared package golang.org/x/sys/unix differs; fix: go mod edit -require=golang.org/x/sys@" + hostSys.Version + " && go mod tidy, then rebuild; " + viaBuild + " (it pins every shared module)\n" +
 				notOpened,
 		},
 		{

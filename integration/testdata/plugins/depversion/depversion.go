@@ -1,5 +1,5 @@
 // Command depversion is a test plugin that links golang.org/x/sys/unix at another
-// version (v0.49.0) than the gatehouse binary does.
+// version (v0.50.0) than the gatehouse binary does.
 package main
 
 import (

@@ -4,5 +4,5 @@ go 1.26.0
 
 require (
 	gatehouse.dev/gatehouse v0.0.0
-	golang.org/x/sys v0.49.0
+	golang.org/x/sys v0.50.0
 )
