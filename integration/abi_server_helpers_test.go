@@ -42,6 +42,19 @@ func startSrv(t *testing.T, bin, dir, config string) *srvProc {
 	addr, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	p := testbin.Start(t, nil, bin, "extauth", "--config", cfg, "--plugin-dir", dir, "--listen", addr, "--admin-listen", admin)
 	testbin.WaitTCP(t, p, admin, time.Minute)
+	// extauth serves while its first load builds; the statuses are complete once it
+	// says it is ready (the first complete config is built).
+	testbin.Eventually(t, 2*time.Minute, func() error {
+		resp, err := http.Get("http://" + admin + "/ready")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("/ready: %s", resp.Status)
+		}
+		return nil
+	})
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
