@@ -40,6 +40,10 @@ type Options struct {
 	// and the plugin path come from compiling); `gatehouse dev --plugin-module` sets it so
 	// a save serves sooner.
 	OmitDWARF bool
+	// Linker names the external linker the Go linker hands the plugin to
+	// (-extldflags=-fuse-ld=NAME); empty leaves the C compiler's default. Like OmitDWARF
+	// it changes nothing the loader compares; FastLinker picks one that links sooner.
+	Linker string
 	// Go is the go command; empty means "go".
 	Go string
 	// Log receives each command as it runs; nil discards them.

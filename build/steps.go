@@ -87,7 +87,6 @@ func (b *builder) buildList(ctx context.Context) ([]loader.Module, error) {
 // plugin can be loaded beside the old one. The file is written under a temporary name
 // and renamed, so a running server's loaded copy is never overwritten in place.
 func (b *builder) compile(ctx context.Context, name string) (string, error) {
-	args, env := Flags(b.c)
 	files, err := b.files()
 	if err != nil {
 		return "", err
@@ -98,14 +97,15 @@ func (b *builder) compile(ctx context.Context, name string) (string, error) {
 	}
 	final := filepath.Join(outDir, name+".so")
 	tmp := filepath.Join(outDir, "."+name+".so.building")
-	if b.o.OmitDWARF {
-		// With no DWARF there is nothing to compress: -compressdwarf=false also spares
-		// the linker its probe of the external linker for --compress-debug-sections.
-		args = append(args, "-ldflags=-w -compressdwarf=false")
+	err = b.link(ctx, tmp, files)
+	if err != nil && b.o.Linker != "" && linkerFailed(err) {
+		// The chosen linker could not link this plugin (a cgo dependency it does not
+		// handle, say): link with the compiler's default from now on.
+		fmt.Fprintf(b.log, "note: the %s linker failed; linking with the C compiler's default linker\n", b.o.Linker)
+		b.o.Linker = ""
+		err = b.link(ctx, tmp, files)
 	}
-	args = append(args, "-o", tmp)
-	args = append(args, files...)
-	if err := b.run(ctx, b.dir, b.env(true, env...), args...); err != nil {
+	if err != nil {
 		os.Remove(tmp)
 		return "", err
 	}
@@ -113,6 +113,16 @@ func (b *builder) compile(ctx context.Context, name string) (string, error) {
 		return "", fmt.Errorf("plugin build: %w", err)
 	}
 	return final, nil
+}
+
+// link runs the go build that compiles files and links them into out.
+func (b *builder) link(ctx context.Context, out string, files []string) error {
+	args, env := Flags(b.c)
+	if ld := linkFlags(b.o); ld != "" {
+		args = append(args, "-ldflags="+ld)
+	}
+	args = append(append(args, "-o", out), files...)
+	return b.run(ctx, b.dir, b.env(true, env...), args...)
 }
 
 // env is the environment of every go command: the workspace holding Gatehouse for the

@@ -81,10 +81,14 @@ func New(o Options) (*Loop, error) {
 	if o.Describe == nil {
 		o.Describe = func(d *loader.Diagnosis) string { return d.Err().Error() }
 	}
+	// A save serves sooner with no DWARF and a faster external linker; neither changes
+	// what the server checks.
+	linker := build.FastLinker(context.Background(), "")
+	o.Log.Info().Str("linker", orDefault(linker, "the C compiler's default")).Msg("plugin builds link without debug information")
 	return &Loop{
 		o: o, dir: abs,
 		rb: &build.Rebuilder{Options: build.Options{Module: abs, Out: stage, GatehouseSrc: o.GatehouseSrc,
-			Contract: o.Contract, OmitDWARF: true}},
+			Contract: o.Contract, OmitDWARF: true, Linker: linker, Log: notes{o.Log}}},
 		check: newChecker(o.Contract, o.Trial, o.Symbol),
 	}, nil
 }
@@ -214,4 +218,24 @@ func buildOutput(err error) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+func orDefault(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
+
+// notes shows the build's notes (a pin tidy undid, a linker given up) in the log and
+// drops the go commands it lists.
+type notes struct{ log zerolog.Logger }
+
+func (n notes) Write(p []byte) (int, error) {
+	for _, line := range strings.Split(strings.TrimSpace(string(p)), "\n") {
+		if msg, ok := strings.CutPrefix(line, "note: "); ok {
+			n.log.Warn().Msg(msg)
+		}
+	}
+	return len(p), nil
 }
