@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"gatehouse.dev/gatehouse/controlplane/translate"
+	"gatehouse.dev/gatehouse/controlplane/validate"
 	"gatehouse.dev/gatehouse/internal/chunked"
 )
 
@@ -46,6 +47,8 @@ type gate struct {
 	// nacked are the pending config ids an extauth replica rejected: their routes are
 	// held past the bound, until a new version of the config is offered.
 	nacked map[string]bool
+	// lag are the replicas that had not acknowledged a config when its bound passed.
+	lag lagBook
 }
 
 // nack notes that an extauth replica rejected the current version of config ids.
@@ -84,6 +87,7 @@ func (g *gate) offer(changed []string, served func(id string) bool, at time.Time
 		switch {
 		case now && !g.served[id]:
 			g.served[id] = true
+			g.lag.drop(id)
 			if g.acked != nil && !first {
 				g.pending[id] = at
 			}
@@ -91,6 +95,7 @@ func (g *gate) offer(changed []string, served func(id string) bool, at time.Time
 			delete(g.nacked, id) // a new version: wait for the replicas again
 			g.pending[id] = at
 		case !now:
+			g.lag.drop(id)
 			delete(g.served, id)
 			delete(g.pending, id)
 			delete(g.nacked, id)
@@ -123,9 +128,33 @@ func (g *gate) ready(id string, t time.Time) bool {
 		g.log.Warn().Str("config_id", id).Strs("replicas", lagging).Dur("waited", t.Sub(since)).
 			Msg("extauth replicas have not acknowledged a new AuthConfig within the bound; its routes are published, and those replicas deny them until they have it")
 		delete(g.pending, id)
+		g.lag.note(id, lagging)
 		return true
 	}
 	return false
+}
+
+// clientStatuses returns edge with the Warnings of the replicas that lag on a config
+// whose routes were published at the bound (see lagBook).
+func (g *gate) clientStatuses(edge *validate.Edge) *validate.Edge {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lag.apply(edge)
+}
+
+// refreshLag forgets the lagging replicas that acknowledged or disconnected since, and
+// says whether any did.
+func (g *gate) refreshLag() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lag.refresh(g.acked)
+}
+
+// lagging says whether a replica lags on a config published at its bound.
+func (g *gate) lagging() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.lag.byID) > 0
 }
 
 // hosts is vhs with every virtual host whose routes name a pending AuthConfig replaced

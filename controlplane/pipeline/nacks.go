@@ -55,7 +55,7 @@ func (p *Pipeline) RecordNack(n xds.Nack) {
 				State: validate.Rejected, Reasons: c.reasons, ReportedBy: reporter}}
 			keys = append(keys, c.key.String())
 		}
-		p.stages.Edge = p.nacks.apply(edge)
+		p.stages.Edge = p.clientStatuses(edge)
 	}
 	p.stages.Nacks = p.nacks.list()
 	p.o.Log.Error().Str("role", n.Role).Str("node", n.NodeID).Str("type", n.TypeURL).Strs("resources", keys).

@@ -139,7 +139,7 @@ func (p *Pipeline) Held(id string) bool { return p.gate.isHeld(id) }
 // ACK, a replica gone): virtual hosts held for them are published if they may be now.
 // It never blocks; the publishing runs on Run's goroutine.
 func (p *Pipeline) Acked() {
-	if !p.gate.waiting() && p.retained.Load() == 0 {
+	if !p.gate.waiting() && p.retained.Load() == 0 && !p.gate.lagging() {
 		return
 	}
 	select {
@@ -166,6 +166,7 @@ func (p *Pipeline) Regate(ctx context.Context) {
 		case <-p.regate:
 			p.republishProxies()
 			p.releaseRetained()
+			p.refreshLag()
 		}
 	}
 }
@@ -226,7 +227,7 @@ func (p *Pipeline) Apply(in *source.Input) {
 	p.mu.Lock()
 	p.rawEdge = edge
 	p.nacks.forget(edge)
-	p.stages = Stages{Version: p.stages.Version + 1, Time: time.Now(), Translate: took, Input: in, Edge: p.nacks.apply(edge), Proxies: proxies, PublishErrors: perr, Nacks: p.nacks.list()}
+	p.stages = Stages{Version: p.stages.Version + 1, Time: time.Now(), Translate: took, Input: in, Edge: p.clientStatuses(edge), Proxies: proxies, PublishErrors: perr, Nacks: p.nacks.list()}
 	p.xds = out
 	p.mu.Unlock()
 
