@@ -17,4 +17,9 @@ type ReporterStatus struct {
 	ReportedBy string `json:"reportedBy"`
 	// ObservedGeneration is the metadata.generation the state is about.
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// DataPlane is how far the serving version reached the control plane's clients:
+	// "extauth 2/2" for an AuthConfig (replicas that acknowledged it, of those
+	// connected), "proxies 1/1" for a VirtualService; brought up to date at every status
+	// resync.
+	DataPlane string `json:"dataPlane,omitempty"`
 }

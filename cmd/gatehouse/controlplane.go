@@ -25,6 +25,7 @@ import (
 	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/state"
 	"gatehouse.dev/gatehouse/controlplane/translate"
+	"gatehouse.dev/gatehouse/controlplane/validate"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/logging"
 	"gatehouse.dev/gatehouse/internal/mtls"
@@ -264,8 +265,11 @@ func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOpti
 	if err != nil {
 		return err
 	}
-	if b, ok := src.(interface{ BindPipeline(*pipeline.Pipeline) }); ok {
-		b.BindPipeline(cp.pipeline) // the Kubernetes source writes the statuses back
+	if b, ok := src.(statusWriter); ok {
+		// The Kubernetes source writes the statuses back, with how far each reached.
+		b.BindPipeline(cp.pipeline, func(r *validate.Resource) string {
+			return snapshots.DataPlane(cp.snapshotOptions(), []*validate.Resource{r})[0]
+		})
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	if o.devAdmin != "" {

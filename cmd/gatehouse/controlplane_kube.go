@@ -95,8 +95,16 @@ func newKubeSource(log zerolog.Logger, o kubeOptions, mem *state.Memory) (*kubeS
 	}, status: kube.StatusOptions{Workers: o.statusWorkers, QPS: o.statusQPS}}, nil
 }
 
-// BindPipeline gives the source the pipeline whose statuses it writes back.
-func (k *kubeSource) BindPipeline(p *pipeline.Pipeline) { k.pipeline = p }
+// statusWriter is a source that writes the pipeline's statuses back (kubeSource).
+type statusWriter interface {
+	BindPipeline(p *pipeline.Pipeline, dataPlane func(*validate.Resource) string)
+}
+
+// BindPipeline gives the source the pipeline whose statuses it writes back, and what
+// says how far each resource reached the clients.
+func (k *kubeSource) BindPipeline(p *pipeline.Pipeline, dataPlane func(*validate.Resource) string) {
+	k.pipeline, k.status.DataPlane = p, dataPlane
+}
 
 // Run watches and, beside it, writes statuses while this replica leads.
 func (k *kubeSource) Run(ctx context.Context, publish func(*source.Input)) error {

@@ -42,6 +42,7 @@ func Listed(u *unstructured.Unstructured, controllerNamespace string) (listing.R
 			s.Reasons = strings.Split(st.Reason, "\n")
 		}
 		r.Statuses = []validate.Status{s}
+		r.DataPlane = st.DataPlane
 	}
 	return r, nil
 }

@@ -45,6 +45,12 @@ func startPlane(t *testing.T, ns, identity string, lease time.Duration) *plane {
 // startPlaneResync is startPlane with the status writer's Resync.
 func startPlaneResync(t *testing.T, ns, identity string, lease, resync time.Duration) *plane {
 	t.Helper()
+	return startPlaneWith(t, ns, identity, lease, resync, nil)
+}
+
+// startPlaneWith is startPlaneResync with the status writer's DataPlane.
+func startPlaneWith(t *testing.T, ns, identity string, lease, resync time.Duration, dataPlane func(*validate.Resource) string) *plane {
+	t.Helper()
 	client, dyn := env.Clients(t)
 	log := zerolog.New(zerolog.NewTestWriter(t)).With().Str("replica", identity).Logger()
 	srv := xds.NewServer(xds.Options{Log: log})
@@ -63,7 +69,7 @@ func startPlaneResync(t *testing.T, ns, identity string, lease, resync time.Dura
 		defer close(pl.done)
 		go func() { _ = p.Run(ctx, src) }()
 		_ = src.WriteStatuses(ctx,
-			kube.StatusOptions{Edge: func() *validate.Edge { return p.Stages().Edge }, FieldManager: "gatehouse-" + identity, Resync: resync},
+			kube.StatusOptions{Edge: func() *validate.Edge { return p.Stages().Edge }, FieldManager: "gatehouse-" + identity, Resync: resync, DataPlane: dataPlane},
 			kube.LeaderOptions{Identity: identity, LeaseDuration: lease, RenewDeadline: lease * 2 / 3, RetryPeriod: lease / 7,
 				OnLeading: func(b bool) { pl.leading <- b }})
 	}()

@@ -46,6 +46,7 @@ func current(u *unstructured.Unstructured, namespace string) (apiv1.ReporterStat
 	out.State, _ = m["state"].(string)
 	out.Reason, _ = m["reason"].(string)
 	out.ReportedBy, _ = m["reportedBy"].(string)
+	out.DataPlane, _ = m["dataPlane"].(string)
 	out.ObservedGeneration, _, _ = unstructured.NestedInt64(m, "observedGeneration")
 	return out, true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"gatehouse.dev/gatehouse/controlplane/kube"
 	"gatehouse.dev/gatehouse/controlplane/source"
+	"gatehouse.dev/gatehouse/controlplane/validate"
 	"gatehouse.dev/gatehouse/internal/kubetest"
 )
 
@@ -215,5 +217,53 @@ func TestInputsShareUnchangedResources(t *testing.T) {
 		if i >= len(b) || a[i] != b[i] {
 			t.Errorf("%s: the next Input holds another resource for the same version", k)
 		}
+	}
+}
+
+// TestStatusCarriesTheDataPlane: the entry says how far the resource reached the
+// clients; a change of that alone (an acknowledgement, which changes no resource) is
+// written at the next resync; `gatehouse get` reads it from the cluster (kube.Listed).
+func TestStatusCarriesTheDataPlane(t *testing.T) {
+	env.InstallCRDs(t)
+	const ns = "dataplane"
+	namespace(t, ns)
+	var reached atomic.Value
+	reached.Store("proxies 0/2")
+	startPlaneWith(t, ns, "only", 3*time.Second, time.Second, func(r *validate.Resource) string {
+		if r.Kind != "VirtualService" {
+			return ""
+		}
+		return reached.Load().(string)
+	})
+	create(t, "Upstream", ns, fmt.Sprintf(upstreamDoc, ns), "backend")
+	create(t, "VirtualService", ns, fmt.Sprintf(vsDoc, ns, "shop.example"), "shop")
+	waitDataPlane := func(want string) *unstructured.Unstructured {
+		t.Helper()
+		var obj *unstructured.Unstructured
+		kubetest.Eventually(t, "dataPlane "+want, func() error {
+			st, u, err := statusOf(t, "VirtualService", ns, "shop", ns)
+			if err != nil {
+				return err
+			}
+			obj = u
+			if st["state"] != "Accepted" || st["dataPlane"] != want {
+				return fmt.Errorf("status %v", st)
+			}
+			return nil
+		})
+		return obj
+	}
+	waitDataPlane("proxies 0/2")
+	reached.Store("proxies 2/2")
+	u := waitDataPlane("proxies 2/2")
+	r, err := kube.Listed(u, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.DataPlane != "proxies 2/2" {
+		t.Errorf("listed with dataPlane %q, want %q", r.DataPlane, "proxies 2/2")
+	}
+	if st, _, _ := statusOf(t, "Upstream", ns, "backend", ns); st["dataPlane"] != nil {
+		t.Errorf("an Upstream's entry has dataPlane %v; none was reported", st["dataPlane"])
 	}
 }

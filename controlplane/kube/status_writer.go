@@ -34,6 +34,10 @@ type StatusOptions struct {
 	Resync time.Duration
 	// FieldManager names the writer in managedFields (default "gatehouse").
 	FieldManager string
+	// DataPlane, when set, says how far r reached the clients (snapshots.DataPlane),
+	// written as the entry's dataPlane. Acknowledgements do not change the edge, so a
+	// change of it alone is written at the next Resync.
+	DataPlane func(r *validate.Resource) string
 }
 
 // statusWriter writes each custom resource's status entry when it differs from what
@@ -156,6 +160,9 @@ func (w *statusWriter) compare(inf *informers, r *validate.Resource) {
 		return
 	}
 	want := Desired(r, gen)
+	if w.o.DataPlane != nil {
+		want.DataPlane = w.o.DataPlane(r)
+	}
 	w.desired[r.Key()] = want
 	u := inf.customResource(k.GVR, r.Namespace, r.Name)
 	if u == nil {
@@ -227,6 +234,10 @@ func patchEntry(st apiv1.ReporterStatus) map[string]any {
 	e := map[string]any{"state": st.State, "reportedBy": st.ReportedBy, "observedGeneration": st.ObservedGeneration, "reason": nil}
 	if st.Reason != "" {
 		e["reason"] = st.Reason
+	}
+	e["dataPlane"] = nil
+	if st.DataPlane != "" {
+		e["dataPlane"] = st.DataPlane
 	}
 	return e
 }

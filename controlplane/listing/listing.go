@@ -23,7 +23,7 @@ type Resource struct {
 	Statuses   []validate.Status `json:"statuses"`
 	Serving    string            `json:"serving,omitempty"`
 	// DataPlane is how far it reached the clients ("extauth 2/2", "proxies 1/1"); ""
-	// when the source cannot tell (Kubernetes statuses).
+	// when the source cannot tell (a Kubernetes status written by an older release).
 	DataPlane string `json:"dataPlane,omitempty"`
 }
 

@@ -5,6 +5,7 @@
 package kube_test
 
 import (
+	"fmt"
 	"context"
 	"os"
 	"os/exec"
@@ -75,8 +76,12 @@ func TestReadmeKubernetesSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	xdsAddr := testbin.FreeAddr(t)
 	cp := testbin.Start(t, []string{"POD_NAMESPACE=gatehouse-system"}, gh, "controlplane", "--kube", "--kubeconfig", saConfig,
-		"--xds-listen", testbin.FreeAddr(t), "--admin-listen", testbin.FreeAddr(t))
+		"--xds-listen", xdsAddr, "--admin-listen", testbin.FreeAddr(t))
+	// The gateway-proxy pod's part (this API server runs no pods): a gateway following the
+	// control plane as that proxy, which DATA PLANE counts as it counts a cluster's Envoy.
+	testbin.Start(t, nil, gh, "gateway", "--xds", xdsAddr, "--listen", testbin.FreeAddr(t), "--https-listen", "", "--admin-listen", "")
 
 	sh(t, env.Kubectl, "apply", "-f", filepath.Join(root, "examples", "kube", "echo.yaml"))
 	kubetest.Eventually(t, "kubectl get vs shows Accepted", func() error {
@@ -90,10 +95,14 @@ func TestReadmeKubernetesSession(t *testing.T) {
 		}
 		return nil
 	})
-	st := sh(t, env.Kubectl, "get", "vs", "echo", "-n", "default", "-o", "jsonpath={.status.statuses.gatehouse-system}")
-	if want := `{"observedGeneration":1,"reportedBy":"gatehouse","state":"Accepted"}`; st != want {
-		t.Errorf("status %s, want (as in the README) %s", st, want)
-	}
+	// The proxy's acknowledgement reaches the status at the writer's next resync.
+	kubetest.Eventually(t, "the status as the README shows it", func() error {
+		st := sh(t, env.Kubectl, "get", "vs", "echo", "-n", "default", "-o", "jsonpath={.status.statuses.gatehouse-system}")
+		if want := `{"dataPlane":"proxies 1/1","observedGeneration":1,"reportedBy":"gatehouse","state":"Accepted"}`; st != want {
+			return fmt.Errorf("status %s, want (as in the README) %s", st, want)
+		}
+		return nil
+	})
 
 	if got := sh(t, gh, "get", "virtualservice", "echo"); got != readmeGetVS {
 		t.Errorf("gatehouse get virtualservice echo:\n%s\nwant (as in the README):\n%s", got, readmeGetVS)
@@ -120,9 +129,9 @@ func (u *unexpected) Error() string { return "output:\n" + u.out }
 
 // readmeGetVS is what the README shows `gatehouse get virtualservice echo` print: read
 // from the cluster, with the status the control plane wrote.
-const readmeGetVS = `+-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+------------+
-| VIRTUAL SERVICE | DISPLAY NAME | DOMAINS          | SSL  | STATUS   | LISTENERPLUGINS | ROUTES                           | DATA PLANE |
-+-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+------------+
-| default.echo    | echo         | echo.example.com | none | Accepted | None            | / -> default.echo:8080 (service) | -          |
-+-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+------------+
+const readmeGetVS = `+-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+-------------+
+| VIRTUAL SERVICE | DISPLAY NAME | DOMAINS          | SSL  | STATUS   | LISTENERPLUGINS | ROUTES                           | DATA PLANE  |
++-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+-------------+
+| default.echo    | echo         | echo.example.com | none | Accepted | None            | / -> default.echo:8080 (service) | proxies 1/1 |
++-----------------+--------------+------------------+------+----------+-----------------+----------------------------------+-------------+
 `
