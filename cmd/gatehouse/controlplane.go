@@ -104,7 +104,7 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 		"how long --resources must be quiet after a change before it is read again (an editor's writes are read once; added to every edit's latency)")
 	cmd.Flags().StringVar(&o.state, "state", "", "file that keeps what serves across restarts, so a resource that became invalid meanwhile keeps its last accepted version (holds Secrets: written 0600; default with --resources: under $XDG_STATE_HOME/gatehouse/controlplane, named after the folder; with --kube: none unless set)")
 	cmd.Flags().DurationVar(&o.ackBound, "extauth-ack-timeout", pipeline.DefaultAckBound,
-		"how long routes naming a new AuthConfig wait for every connected extauth replica to acknowledge it before they reach the proxies anyway (the replicas that lag are logged)")
+		"how long routes naming a new AuthConfig wait for every connected extauth replica to acknowledge it, and routes sending to a new Upstream for every proxy to acknowledge its cluster, before they reach the proxies anyway (the clients that lag are named in Warning statuses)")
 	cmd.Flags().BoolVar(&o.noState, "no-state", false, "keep no state file: a restart serves only what decodes and validates then")
 	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", defaultXDSListen, "xDS (ADS) gRPC address")
 	cmd.Flags().StringVar(&o.xdsTLSDir, "xds-tls-dir", "", "certificate folder (tls.crt, tls.key, ca.crt; re-read when it changes): serve xDS over TLS 1.3 to clients with a certificate of that CA only, each served the role its certificate names")
@@ -163,7 +163,12 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound t
 	cp.runCtx = context.Background()
 	xo.Registerer, xo.OnNack, xo.Tracer = promReg, cp.nack, cp.tracer
 	xo.OnAcked = func(role, typeURL string) {
-		if (typeURL == xds.ExtAuthConfigType || typeURL == xds.RouteType) && cp.pipeline != nil {
+		switch typeURL {
+		case xds.ExtAuthConfigType, xds.RouteType, xds.ClusterType, xds.EndpointType:
+		default:
+			return
+		}
+		if cp.pipeline != nil {
 			cp.pipeline.Acked()
 		}
 	}
@@ -176,6 +181,9 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound t
 	po.AckBound = ackBound
 	po.ProxiesCaughtUp = func() bool { return cp.xds.CaughtUp(xds.RouteType) }
 	po.ExtauthAcked = func(f func(string, map[string]string)) { cp.xds.EachAcked(xds.RoleExtauth, xds.ExtAuthConfigType, f) }
+	po.ProxiesAcked = func(typeURL string, f func(string, map[string]string)) {
+		cp.xds.EachAcked(xds.DefaultProxyRole, typeURL, f)
+	}
 	if mem != nil {
 		po.Memory = mem
 	}

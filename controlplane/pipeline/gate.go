@@ -23,12 +23,22 @@ const DefaultAckBound = 5 * time.Second
 // then the proxies keep the virtual host's last published version, or do not have it
 // yet when it is new. Edits of an AuthConfig that routes already name need no wait: the
 // routes do not change, and every replica answers with the old or the new version.
+//
+// The same gate, with ref naming a route's cluster and acked the proxies, holds a
+// virtual host whose routes send to a cluster new to the proxies until every proxy
+// has the cluster (and its endpoints, when they come over EDS).
 type gate struct {
 	log   zerolog.Logger
 	bound time.Duration
-	// acked reports, for every connected extauth replica, what it acknowledged
-	// (xds.Server.EachAcked for the extauth role and type); nil: nothing is held.
-	acked func(f func(node string, acked map[string]string))
+	// ref is what a route names that the clients must have first (its AuthConfig's
+	// config id, or its cluster); "" for nothing.
+	ref func(*translate.Route) string
+	// clients names the clients in the log ("extauth replicas", "proxies").
+	clients string
+	// acked reports, for every connected client, whether it has acknowledged each
+	// id (for extauth, xds.Server.EachAcked of the extauth role and type); nil:
+	// nothing is held.
+	acked func(f func(node string, has func(id string) bool))
 
 	mu sync.Mutex // guards pending: the acknowledgements come from stream goroutines
 	// pending are the AuthConfigs (config ids) offered to extauth and not yet known to
@@ -65,11 +75,25 @@ func (g *gate) nack(ids []string) {
 	}
 }
 
-func newGate(log zerolog.Logger, bound time.Duration, acked func(func(string, map[string]string))) *gate {
+func newGate(log zerolog.Logger, bound time.Duration, ref func(*translate.Route) string, clients string,
+	acked func(func(string, func(string) bool)), lag lagBook) *gate {
 	if bound <= 0 {
 		bound = DefaultAckBound
 	}
-	return &gate{log: log, bound: bound, acked: acked, pending: map[string]time.Time{}, served: map[string]bool{}}
+	return &gate{log: log, bound: bound, ref: ref, clients: clients, acked: acked, lag: lag,
+		pending: map[string]time.Time{}, served: map[string]bool{}}
+}
+
+// hasIn adapts a report of acknowledged maps (xds.Server.EachAcked) to gate.acked.
+func hasIn(each func(func(string, map[string]string))) func(func(string, func(string) bool)) {
+	if each == nil {
+		return nil
+	}
+	return func(f func(string, func(string) bool)) {
+		each(func(node string, acked map[string]string) {
+			f(node, func(id string) bool { _, ok := acked[id]; return ok })
+		})
+	}
 }
 
 // offer notes the config ids whose ExtAuthConfig changed in a run: those now served
@@ -105,15 +129,15 @@ func (g *gate) offer(changed []string, served func(id string) bool, at time.Time
 
 // ready says whether the routes naming config id may be published at t: it is not
 // pending, or every connected replica acknowledged it, or the bound has passed (then
-// the replicas that lag are logged).
+// the clients that lag are logged and noted for the statuses).
 func (g *gate) ready(id string, t time.Time) bool {
 	since, ok := g.pending[id]
 	if !ok {
 		return true
 	}
 	var lagging []string
-	g.acked(func(node string, acked map[string]string) {
-		if _, ok := acked[id]; !ok {
+	g.acked(func(node string, has func(string) bool) {
+		if !has(id) {
 			lagging = append(lagging, node)
 		}
 	})
@@ -125,8 +149,8 @@ func (g *gate) ready(id string, t time.Time) bool {
 		return false // rejected: the routes stay on what every replica serves
 	case t.Sub(since) >= g.bound:
 		sort.Strings(lagging)
-		g.log.Warn().Str("config_id", id).Strs("replicas", lagging).Dur("waited", t.Sub(since)).
-			Msg("extauth replicas have not acknowledged a new AuthConfig within the bound; its routes are published, and those replicas deny them until they have it")
+		g.log.Warn().Str("id", id).Strs(g.clients, lagging).Dur("waited", t.Sub(since)).
+			Msg(g.clients + " have not acknowledged what new routes name within the bound; the routes are published, and those clients fail them until they have it")
 		delete(g.pending, id)
 		g.lag.note(id, lagging)
 		return true
@@ -139,7 +163,7 @@ func (g *gate) ready(id string, t time.Time) bool {
 func (g *gate) clientStatuses(edge *validate.Edge) *validate.Edge {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.lag.apply(edge)
+	return g.lag.apply(edge, g.ref)
 }
 
 // refreshLag forgets the lagging replicas that acknowledged or disconnected since, and
@@ -173,12 +197,12 @@ func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chu
 	hold := func(vh *translate.VirtualHost) bool {
 		held := false
 		for _, rt := range vh.Routes {
-			if rt.AuthConfig != "" && !g.ready(rt.AuthConfig, t) {
+			if id := g.ref(rt); id != "" && !g.ready(id, t) {
 				held = true
-				if g.nacked[rt.AuthConfig] {
+				if g.nacked[id] {
 					continue // released by a new version, not by time
 				}
-				if d := g.pending[rt.AuthConfig].Add(g.bound); earliest.IsZero() || d.Before(earliest) {
+				if d := g.pending[id].Add(g.bound); earliest.IsZero() || d.Before(earliest) {
 					earliest = d
 				}
 			}

@@ -64,6 +64,12 @@ type Options struct {
 	// named it then stays served to extauth until it is true (or AckBound passed).
 	// Call Acked whenever it may have become true.
 	ProxiesCaughtUp func() bool
+	// ProxiesAcked, when set, reports every connected proxy and what it acknowledged
+	// of typeURL (xds.Server.EachAcked for xds.DefaultProxyRole): a virtual host whose
+	// routes send to a cluster new to the proxies then reaches them only once every
+	// proxy has the cluster, and its endpoints when they come over EDS (or after
+	// AckBound). Call Acked whenever what they acknowledged changes.
+	ProxiesAcked func(typeURL string, f func(node string, acked map[string]string))
 }
 
 // Stages are the last run's stages. They are shared: never modify them. The xds stage
@@ -106,7 +112,9 @@ type Pipeline struct {
 	rawEdge *validate.Edge           // the last edge, without client statuses
 	nacks   nackBook
 
-	gate     *gate
+	gate     *gate // AuthConfigs new to extauth
+	cgate    *gate // clusters new to the proxies
+	eds      edsNames
 	retain   retainer
 	retained atomic.Int32  // len(retain.kept), read without the run lock
 	regate   chan struct{} // a held virtual host or retained config may be released
@@ -126,7 +134,12 @@ func New(o Options) *Pipeline {
 		o.PublishChanged = func(role string, r xds.Resources, _ xds.Changed) error { return publish(role, cloneResources(r)) }
 	}
 	p := &Pipeline{o: o, valid: validate.New(), cache: translate.NewCache(), first: true, nacks: nackBook{}, regate: make(chan struct{}, 1)}
-	p.gate = newGate(o.Log, o.AckBound, o.ExtauthAcked)
+	p.gate = newGate(o.Log, o.AckBound, func(rt *translate.Route) string { return rt.AuthConfig }, "extauth replicas", hasIn(o.ExtauthAcked), extauthLag)
+	var proxiesHave func(func(string, func(string) bool))
+	if o.ProxiesAcked != nil {
+		proxiesHave = p.proxiesHave
+	}
+	p.cgate = newGate(o.Log, o.AckBound, func(rt *translate.Route) string { return rt.Cluster }, "proxies", proxiesHave, proxyLag)
 	p.retain = retainer{bound: p.gate.bound, caughtUp: o.ProxiesCaughtUp}
 	return p
 }
@@ -139,7 +152,7 @@ func (p *Pipeline) Held(id string) bool { return p.gate.isHeld(id) }
 // ACK, a replica gone): virtual hosts held for them are published if they may be now.
 // It never blocks; the publishing runs on Run's goroutine.
 func (p *Pipeline) Acked() {
-	if !p.gate.waiting() && p.retained.Load() == 0 && !p.gate.lagging() {
+	if !p.gate.waiting() && !p.cgate.waiting() && p.retained.Load() == 0 && !p.gate.lagging() && !p.cgate.lagging() {
 		return
 	}
 	select {
@@ -183,9 +196,10 @@ func (p *Pipeline) Apply(in *source.Input) {
 	p.valid.Remembered = nil // only what the first Input holds was serving before
 	ext, extChanged := p.cache.ExtAuthConfigs(edge.ExtAuthConfigs)
 	p.gate.offer(extChanged, func(id string) bool { _, ok := ext[id]; return ok }, start)
-	before := p.gate.lastHosts()
+	p.offerClusters(edge.Accepted.Clusters, start)
+	before := p.cgate.lastHosts()
 	proxies := p.proxiesOf(edge.Accepted, start)
-	ext, extChanged = p.retain.update(ext, extChanged, before, p.gate.lastHosts(), p.rawEdgeLocked(), start)
+	ext, extChanged = p.retain.update(ext, extChanged, before, p.cgate.lastHosts(), p.rawEdgeLocked(), start)
 	p.retained.Store(int32(len(p.retain.kept)))
 	if len(p.retain.kept) > 0 {
 		p.arm(start.Add(p.retain.bound))

@@ -12,6 +12,11 @@ import (
 func (p *Pipeline) proxiesOf(a translate.Accepted, now time.Time) []*translate.Proxy {
 	var release time.Time
 	a.VirtualHosts, release = p.gate.hosts(a.VirtualHosts, now)
+	var crelease time.Time
+	a.VirtualHosts, crelease = p.cgate.hosts(a.VirtualHosts, now)
+	if release.IsZero() || (!crelease.IsZero() && crelease.Before(release)) {
+		release = crelease
+	}
 	if !release.IsZero() {
 		p.arm(release)
 	}
