@@ -44,6 +44,11 @@ type Options struct {
 	// (-extldflags=-fuse-ld=NAME); empty leaves the C compiler's default. Like OmitDWARF
 	// it changes nothing the loader compares; FastLinker picks one that links sooner.
 	Linker string
+	// Replay repeats the last build's compile and link when only the root package's
+	// code changed since (see replayer), instead of a go build: what the go command
+	// does besides them would come out the same. `gatehouse dev --plugin-module` sets
+	// it.
+	Replay bool
 	// Go is the go command; empty means "go".
 	Go string
 	// Log receives each command as it runs; nil discards them.
@@ -56,6 +61,9 @@ type Result struct {
 	Path string
 	// Pins are the go.mod edits made.
 	Pins []Pin
+	// Replayed says the last build's compile and link were replayed (Options.Replay)
+	// instead of a go build.
+	Replayed bool
 }
 
 var nameRE = regexp.MustCompile(`[^A-Za-z0-9_.-]+`)
@@ -99,6 +107,9 @@ type builder struct {
 	tmp      string
 	work     string // go.work file, when building with a Gatehouse source tree
 	log      io.Writer
+	rp       *replayer // the last build's compile and link, with Options.Replay
+	// didReplay says whether the last compile replayed rp.
+	didReplay bool
 }
 
 func newBuilder(o Options) (*builder, error) {

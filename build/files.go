@@ -14,6 +14,15 @@ import (
 // rebuild. The go command applies the same build constraints again to the files it is
 // given, so a file selected here that the build would not select is still left out.
 func (b *builder) files() ([]string, error) {
+	pkg, err := b.rootPackage()
+	if err != nil {
+		return nil, err
+	}
+	return append(append([]string(nil), pkg.GoFiles...), pkg.CgoFiles...), nil
+}
+
+// rootPackage reads the module's root package as files describes.
+func (b *builder) rootPackage() (*gobuild.Package, error) {
 	ctx := gobuild.Default
 	ctx.GOOS, ctx.GOARCH = b.c.GOOS, b.c.GOARCH
 	ctx.CgoEnabled = orDefault(b.c.Settings["CGO_ENABLED"], "1") == "1"
@@ -34,5 +43,5 @@ func (b *builder) files() ([]string, error) {
 	case len(pkg.SFiles)+len(pkg.CFiles)+len(pkg.CXXFiles) > 0:
 		return nil, fmt.Errorf("plugin build: the package in %s has assembly or C files; only Go (and cgo) files can be built with a unique plugin path", b.dir)
 	}
-	return append(append([]string(nil), pkg.GoFiles...), pkg.CgoFiles...), nil
+	return pkg, nil
 }

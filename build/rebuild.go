@@ -36,6 +36,8 @@ func (r *Rebuilder) Build(ctx context.Context) (*Result, error) {
 	}
 	var pins []Pin
 	if sum, err := r.b.modSum(); err != nil || r.module == "" || sum != r.prepared {
+		r.b.rp.close() // the module changed: what the last build captured may not hold
+		r.b.rp = nil
 		module, p, err := r.b.prepare(ctx)
 		if err != nil {
 			r.module = ""
@@ -54,7 +56,7 @@ func (r *Rebuilder) Build(ctx context.Context) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Path: out, Pins: pins}, nil
+	return &Result{Path: out, Pins: pins, Replayed: r.b.didReplay}, nil
 }
 
 // Close removes the Rebuilder's temporary files.
@@ -62,6 +64,8 @@ func (r *Rebuilder) Close() error {
 	if r.b == nil {
 		return nil
 	}
+	r.b.rp.close()
+	r.b.rp = nil
 	return os.RemoveAll(r.b.tmp)
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	gobuild "go/build"
 	"io"
 	"os"
 	"os/exec"
@@ -87,16 +88,24 @@ func (b *builder) buildList(ctx context.Context) ([]loader.Module, error) {
 // plugin can be loaded beside the old one. The file is written under a temporary name
 // and renamed, so a running server's loaded copy is never overwritten in place.
 func (b *builder) compile(ctx context.Context, name string) (string, error) {
-	files, err := b.files()
+	pkg, err := b.rootPackage()
 	if err != nil {
 		return "", err
 	}
+	files := append(append([]string(nil), pkg.GoFiles...), pkg.CgoFiles...)
 	outDir, err := filepath.Abs(b.o.Out)
 	if err != nil {
 		return "", err
 	}
 	final := filepath.Join(outDir, name+".so")
 	tmp := filepath.Join(outDir, "."+name+".so.building")
+	b.didReplay = b.replayed(ctx, pkg, files, tmp)
+	if b.didReplay {
+		if err := os.Rename(tmp, final); err != nil {
+			return "", fmt.Errorf("plugin build: %w", err)
+		}
+		return final, nil
+	}
 	err = b.link(ctx, tmp, files)
 	if err != nil && b.o.Linker != "" && linkerFailed(err) {
 		// The chosen linker could not link this plugin (a cgo dependency it does not
@@ -115,14 +124,55 @@ func (b *builder) compile(ctx context.Context, name string) (string, error) {
 	return final, nil
 }
 
-// link runs the go build that compiles files and links them into out.
+// link runs the go build that compiles files and links them into out. With
+// Options.Replay it captures the compile and the link for the next builds.
 func (b *builder) link(ctx context.Context, out string, files []string) error {
-	args, env := Flags(b.c)
+	args, env := b.buildArgs()
+	shape := ""
+	if b.o.Replay {
+		if pkg, err := b.rootPackage(); err == nil {
+			shape = shapeOf(pkg, args)
+		}
+	}
+	b.rp.close()
+	b.rp = nil
+	if shape != "" {
+		args = append(args, "-x", "-work")
+	}
+	args = append(append(args, "-o", out), files...)
+	_, stderr, err := b.outputStderr(ctx, b.dir, b.env(true, env...), args...)
+	if err == nil && shape != "" {
+		b.rp = capture(shape, stderr)
+	}
+	return err
+}
+
+// buildArgs are the go build arguments before the output and the files.
+func (b *builder) buildArgs() (args, env []string) {
+	args, env = Flags(b.c)
 	if ld := linkFlags(b.o); ld != "" {
 		args = append(args, "-ldflags="+ld)
 	}
-	args = append(append(args, "-o", out), files...)
-	return b.run(ctx, b.dir, b.env(true, env...), args...)
+	return args, env
+}
+
+// replayed builds files into out by replaying the last build's compile and link, if
+// it may (see replayer), and says whether it did.
+func (b *builder) replayed(ctx context.Context, pkg *gobuild.Package, files []string, out string) bool {
+	if b.rp == nil {
+		return false
+	}
+	args, _ := b.buildArgs()
+	if shapeOf(pkg, args) != b.rp.shape {
+		return false
+	}
+	if err := b.rp.run(ctx, b.dir, files, out); err != nil {
+		fmt.Fprintf(b.log, "replaying the last compile and link failed; running go build: %v\n", err)
+		os.Remove(out)
+		return false
+	}
+	fmt.Fprintf(b.log, "$ (replayed the last build's compile and link: only code changed)\n")
+	return true
 }
 
 // env is the environment of every go command: the workspace holding Gatehouse for the
@@ -164,6 +214,12 @@ func (b *builder) run(ctx context.Context, dir string, env []string, args ...str
 }
 
 func (b *builder) output(ctx context.Context, dir string, env []string, args ...string) ([]byte, error) {
+	out, _, err := b.outputStderr(ctx, dir, env, args...)
+	return out, err
+}
+
+// outputStderr runs a go command and returns what it printed on each stream.
+func (b *builder) outputStderr(ctx context.Context, dir string, env []string, args ...string) ([]byte, string, error) {
 	fmt.Fprintf(b.log, "$ (cd %s && %s %s)\n", dir, b.o.Go, strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, b.o.Go, args...)
 	cmd.Dir, cmd.Env = dir, env
@@ -171,9 +227,9 @@ func (b *builder) output(ctx context.Context, dir string, env []string, args ...
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, &CommandError{Command: b.o.Go + " " + strings.Join(args, " "), Err: err, Stderr: strings.TrimSpace(stderr.String())}
+		return nil, "", &CommandError{Command: b.o.Go + " " + strings.Join(args, " "), Err: err, Stderr: strings.TrimSpace(stripX(stderr.String()))}
 	}
-	return out, nil
+	return out, stderr.String(), nil
 }
 
 // CommandError is a go command of the build that failed, with what it printed: for a

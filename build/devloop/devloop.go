@@ -81,14 +81,15 @@ func New(o Options) (*Loop, error) {
 	if o.Describe == nil {
 		o.Describe = func(d *loader.Diagnosis) string { return d.Err().Error() }
 	}
-	// A save serves sooner with no DWARF and a faster external linker; neither changes
-	// what the server checks.
+	// A save serves sooner with no DWARF, a faster external linker, and the last
+	// build's compile and link replayed when only code changed; none changes what the
+	// server checks.
 	linker := build.FastLinker(context.Background(), "")
 	o.Log.Info().Str("linker", orDefault(linker, "the C compiler's default")).Msg("plugin builds link without debug information")
 	return &Loop{
 		o: o, dir: abs,
 		rb: &build.Rebuilder{Options: build.Options{Module: abs, Out: stage, GatehouseSrc: o.GatehouseSrc,
-			Contract: o.Contract, OmitDWARF: true, Linker: linker, Log: notes{o.Log}}},
+			Contract: o.Contract, OmitDWARF: true, Linker: linker, Replay: true, Log: notes{o.Log}}},
 		check: newChecker(o.Contract, o.Trial, o.Symbol),
 	}, nil
 }
@@ -151,11 +152,14 @@ func (l *Loop) Rebuild(ctx context.Context, why string) {
 		l.fail("plugin built but would not load", strings.TrimSpace(l.o.Describe(d)))
 		return
 	}
-	l.publish(res.Path, d.Trial != nil, preflight, times{build: built.Sub(start), check: time.Since(built), all: time.Since(start)})
+	l.publish(res.Path, d.Trial != nil, preflight, times{build: built.Sub(start), check: time.Since(built), all: time.Since(start), replayed: res.Replayed})
 }
 
 // times is how long a build, its check and both took.
-type times struct{ build, check, all time.Duration }
+type times struct {
+	build, check, all time.Duration
+	replayed          bool // the build replayed the last compile and link
+}
 
 // publish renames the checked build into the plugin folder, where the server's watcher
 // sees it appear whole.
@@ -184,9 +188,13 @@ func (l *Loop) publish(built string, trialPassed, preflight bool, took times) {
 	if preflight {
 		pre = "ran"
 	}
+	compiled := "go build"
+	if took.replayed {
+		compiled = "replayed: only code changed since the last go build"
+	}
 	l.o.Log.Info().Str("module", l.dir).Str("file", dst).Str("took", took.all.Round(time.Millisecond).String()).
 		Str("build", took.build.Round(time.Millisecond).String()).Str("check", took.check.Round(time.Millisecond).String()).
-		Str("preflight", pre).Msg("plugin built and checked; extauth loads it now")
+		Str("preflight", pre).Str("compiled", compiled).Msg("plugin built and checked; extauth loads it now")
 }
 
 // fail shows a failure once: the same failure again (another save that does not fix

@@ -134,6 +134,11 @@ func TestLoopOnAScaffoldedModule(t *testing.T) {
 		edit(t, "cases.yaml", "is missing or not allowed", "must be one of the allowed keys")
 		l.Rebuild(ctx, "main.go")
 		want(t, 2, 2, 1)
+		// Only code changed: the first build's compile and link were replayed, and
+		// what they made loads and answers below.
+		if n := log.count(t, msgBuilt, "compiled", "replayed: only code changed since the last go build"); n != 1 {
+			t.Fatalf("%d builds replayed, want the second:\n%s", n, log.buf.String())
+		}
 		serves(t)
 	})
 	t.Run("a save of a test alone builds nothing", func(t *testing.T) {
