@@ -128,6 +128,9 @@ func (l *Loader) AtRate(ctx context.Context, ph Phase, full []Measurement, round
 			rps = append(rps, m.RPS)
 		}
 	}
+	if len(rps) == 0 {
+		return 0, nil, fmt.Errorf("no full-speed run of %s on %s to take a rate from", ph.Loads[0], ph.Base.Name)
+	}
 	rate := int(benchkit.Median(rps) * RateShare)
 	benchkit.Progress("latency at %d req/s, %.0f%% of %s's maximum", rate, RateShare*100, ph.Base.Name)
 	runs, err := l.Measure(ctx, ph, rate, rounds)
