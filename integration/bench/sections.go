@@ -49,50 +49,42 @@ func measure(ctx context.Context, o options, root string) ([]benchkit.Result, er
 		return nil, err
 	}
 	defer env.Procs.StopAll()
-	var rs []benchkit.Result
-	add := func(r benchkit.Result, err error) error {
-		if err == nil {
-			rs = append(rs, r)
-		}
-		return err
-	}
 	var pluginRuns []checkload.Measurement
-	if o.pluginSection {
-		var r benchkit.Result
-		if r, pluginRuns, err = plugin.Run(ctx, env, o.plugin); err != nil {
-			return nil, fmt.Errorf("plugin: %w", err)
+	runs := []struct {
+		name string
+		on   bool
+		run  func() (benchkit.Result, error)
+	}{
+		{"plugin", o.pluginSection, func() (r benchkit.Result, err error) {
+			r, pluginRuns, err = plugin.Run(ctx, env, o.plugin)
+			return r, err
+		}},
+		{"oidc", o.oidc, func() (benchkit.Result, error) {
+			return oidc.Run(ctx, env, oidc.Options{Options: o.plugin.Options, GoBench: o.plugin.GoBench, Profile: o.oidcProfile}, pluginRuns)
+		}},
+		{"pluginload", o.swaps > 0, func() (benchkit.Result, error) { return pluginload.Run(ctx, env, o.swaps) }},
+		{"devloop", o.devRounds > 0, func() (benchkit.Result, error) { return devloop.Run(ctx, env, o.devRounds) }},
+		{"controlplane", o.cp, func() (benchkit.Result, error) {
+			cpo := o.cpo
+			cpo.GoBench = o.plugin.GoBench
+			return controlplane.Run(ctx, env, cpo)
+		}},
+		{"mtls", o.doMTLS, func() (benchkit.Result, error) {
+			mo := mtls.Options{Options: o.plugin.Options, RateRounds: o.plugin.RateRounds, Services: o.cpo.Sizes[len(o.cpo.Sizes)-1], Edits: o.cpo.Edits}
+			mo.Rounds = o.mtlsRounds
+			return mtls.Run(ctx, env, mo)
+		}},
+	}
+	var rs []benchkit.Result
+	for _, s := range runs {
+		if !s.on {
+			continue
+		}
+		r, err := s.run()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", s.name, err)
 		}
 		rs = append(rs, r)
-	}
-	if o.oidc {
-		r, err := oidc.Run(ctx, env, oidc.Options{Options: o.plugin.Options, GoBench: o.plugin.GoBench, Profile: o.oidcProfile}, pluginRuns)
-		if err := add(r, err); err != nil {
-			return nil, fmt.Errorf("oidc: %w", err)
-		}
-	}
-	if o.swaps > 0 {
-		if err := add(pluginload.Run(ctx, env, o.swaps)); err != nil {
-			return nil, fmt.Errorf("pluginload: %w", err)
-		}
-	}
-	if o.devRounds > 0 {
-		if err := add(devloop.Run(ctx, env, o.devRounds)); err != nil {
-			return nil, fmt.Errorf("devloop: %w", err)
-		}
-	}
-	if o.cp {
-		cpo := o.cpo
-		cpo.GoBench = o.plugin.GoBench
-		if err := add(controlplane.Run(ctx, env, cpo)); err != nil {
-			return nil, fmt.Errorf("controlplane: %w", err)
-		}
-	}
-	if o.doMTLS {
-		mo := mtls.Options{Options: o.plugin.Options, RateRounds: o.plugin.RateRounds, Services: o.cpo.Sizes[len(o.cpo.Sizes)-1], Edits: o.cpo.Edits}
-		mo.Rounds = o.mtlsRounds
-		if err := add(mtls.Run(ctx, env, mo)); err != nil {
-			return nil, fmt.Errorf("mtls: %w", err)
-		}
 	}
 	return rs, nil
 }

@@ -209,46 +209,55 @@ func ReadMem(pid int) (Mem, error) {
 	return st, sc.Err()
 }
 
-// CPUWatch measures how much of the machine other processes use over a stretch.
+// CPUWatch measures how much of the machine other processes use over a stretch, and
+// how much CPU each watched process used.
 type CPUWatch struct {
 	clock Clock
 	pids  []int
 	start time.Time
-	busy  time.Duration // machine busy at start, minus pids' CPU
+	busy  time.Duration   // machine busy at start
+	used  []time.Duration // each pid's CPU at start
 }
 
 // WatchOthers starts a CPUWatch that counts every process but pids.
 func WatchOthers(clock Clock, pids ...int) (*CPUWatch, error) {
 	w := &CPUWatch{clock: clock, pids: pids, start: time.Now()}
 	var err error
-	w.busy, err = w.othersBusy()
+	w.busy, w.used, err = w.read()
 	return w, err
 }
 
-func (w *CPUWatch) othersBusy() (time.Duration, error) {
+func (w *CPUWatch) read() (time.Duration, []time.Duration, error) {
 	busy, err := w.clock.MachineBusy()
-	if err != nil {
-		return 0, err
-	}
-	for _, pid := range w.pids {
-		used, err := w.clock.Used(pid)
-		if err != nil {
-			return 0, err
+	used := make([]time.Duration, len(w.pids))
+	for i, pid := range w.pids {
+		if err == nil {
+			used[i], err = w.clock.Used(pid)
 		}
-		busy -= used
 	}
-	return busy, nil
+	return busy, used, err
 }
 
 // Others is the share of all CPUs other processes used since the start, less cpu
 // (the time of a process started after the watch).
 func (w *CPUWatch) Others(cpu time.Duration) (float64, error) {
-	busy, err := w.othersBusy()
+	others, _, err := w.Since(cpu)
+	return others, err
+}
+
+// Since is Others, and the CPU time each of the watched pids used since the start.
+func (w *CPUWatch) Since(cpu time.Duration) (others float64, used []time.Duration, err error) {
+	busy, used, err := w.read()
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	wall := time.Since(w.start) * time.Duration(runtime.NumCPU())
-	return max(0, float64(busy-w.busy-cpu)/float64(wall)), nil
+	busy -= w.busy + cpu
+	for i := range used {
+		used[i] -= w.used[i]
+		busy -= used[i]
+	}
+	return max(0, float64(busy)/float64(wall)), used, nil
 }
 
 // LoadAverage is the machine's 1, 5 and 15 minute load averages: the timings of a

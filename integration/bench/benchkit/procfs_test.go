@@ -1,6 +1,11 @@
 package benchkit
 
-import "testing"
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
 
 func TestParseStatCPU(t *testing.T) {
 	for _, tc := range []struct {
@@ -88,5 +93,25 @@ func TestParseProcStat(t *testing.T) {
 				t.Errorf("parseProcStat() = %+v, want %+v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestCPUWatchSince(t *testing.T) {
+	clock, err := NewClock(context.Background())
+	if err != nil {
+		t.Skip(err)
+	}
+	w, err := WatchOthers(clock, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); time.Since(start) < 100*time.Millisecond; {
+	}
+	others, used, err := w.Since(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(used) != 1 || used[0] <= 0 || others < 0 || others > 1 {
+		t.Errorf("Since(0) = %v, %v: want this process's CPU above 0 and a share in [0, 1]", others, used)
 	}
 }

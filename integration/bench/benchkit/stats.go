@@ -115,6 +115,15 @@ func WriteDurations(b *strings.Builder, first string, rows []Row) {
 	b.WriteString("\n")
 }
 
+// Column is get of each of xs, in order: one row of a table of durations.
+func Column[T any](xs []T, get func(T) time.Duration) []time.Duration {
+	out := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		out[i] = get(x)
+	}
+	return out
+}
+
 // Millis is d in milliseconds, a goal's figure.
 func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"time"
 
@@ -120,6 +119,24 @@ func (l *Loader) Measure(ctx context.Context, ph Phase, rps, rounds int) ([]Meas
 	return runs, nil
 }
 
+// AtRate loads ph again, rounds times, at RateShare of the median requests/s its base
+// server reached in full (ph's runs at full speed), and returns that rate and the runs.
+func (l *Loader) AtRate(ctx context.Context, ph Phase, full []Measurement, rounds int) (int, []Measurement, error) {
+	var rps []float64
+	for _, m := range full {
+		if m.Server == ph.Base.Name && m.Path == ph.Loads[0] {
+			rps = append(rps, m.RPS)
+		}
+	}
+	if len(rps) == 0 {
+		return 0, nil, fmt.Errorf("no full-speed run of %s on %s to take a rate from", ph.Loads[0], ph.Base.Name)
+	}
+	rate := int(benchkit.Median(rps) * RateShare)
+	benchkit.Progress("latency at %d req/s, %.0f%% of %s's maximum", rate, RateShare*100, ph.Base.Name)
+	runs, err := l.Measure(ctx, ph, rate, rounds)
+	return rate, runs, err
+}
+
 // MeasureUnpinned is Measure with ghz and the servers free to run on every CPU, as a
 // machine that pins nothing would; the servers are pinned back afterwards.
 func (l *Loader) MeasureUnpinned(ctx context.Context, ph Phase, rounds int) ([]Measurement, error) {
@@ -157,46 +174,26 @@ func (l *Loader) measureOne(ctx context.Context, srv *Server, load string, compa
 	for _, c := range companions {
 		pids = append(pids, c.Pid)
 	}
-	cpu := func() ([]time.Duration, time.Duration, error) {
-		out := make([]time.Duration, len(pids))
-		for i, pid := range pids {
-			var err error
-			if out[i], err = l.clock.Used(pid); err != nil {
-				return nil, 0, err
-			}
-		}
-		busy, err := l.clock.MachineBusy()
-		return out, busy, err
-	}
-	before, busyBefore, err := cpu()
+	w, err := benchkit.WatchOthers(l.clock, pids...)
 	if err != nil {
 		return Measurement{}, err
 	}
-	start := time.Now()
 	m, ghzCPU, err := l.ghzRun(ctx, srv, load, l.Duration, rps)
 	if err != nil {
 		return Measurement{}, err
 	}
-	wall := time.Since(start)
-	after, busyAfter, err := cpu()
+	others, used, err := w.Since(ghzCPU)
 	if err != nil {
 		return Measurement{}, err
 	}
 	if m.Count == 0 {
 		return Measurement{}, fmt.Errorf("ghz against %s (%s): no successful requests", srv.Name, load)
 	}
-	m.Server, m.Path = srv.Name, load
-	others := busyAfter - busyBefore - ghzCPU
-	for i := range pids {
-		used := after[i] - before[i]
-		others -= used
-		if i == 0 {
-			m.CPUPerCheck = used / time.Duration(m.Count)
-		} else {
-			m.Companions = append(m.Companions, used/time.Duration(m.Count))
-		}
+	m.Server, m.Path, m.Others = srv.Name, load, others
+	m.CPUPerCheck = used[0] / time.Duration(m.Count)
+	for _, u := range used[1:] {
+		m.Companions = append(m.Companions, u/time.Duration(m.Count))
 	}
-	m.Others = max(float64(others)/float64(wall*time.Duration(runtime.NumCPU())), 0)
 	return m, nil
 }
 

@@ -66,3 +66,11 @@ func TestSummarizeCompanions(t *testing.T) {
 		t.Errorf("Summarize() mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestAtRateNeedsFullSpeedRuns(t *testing.T) {
+	ph := Phase{Base: &Server{Name: "bare"}, Server: &Server{Name: "gatehouse"}, Loads: []string{"allow"}}
+	full := []Measurement{{Server: "gatehouse", Path: "allow", RPS: 900}, {Server: "bare", Path: "deny", RPS: 1000}}
+	if _, _, err := (&Loader{}).AtRate(t.Context(), ph, full, 1); err == nil {
+		t.Error("AtRate() without a full-speed run of the base server on the load = nil error")
+	}
+}

@@ -130,6 +130,20 @@ func (l *Loader) Profile(ctx context.Context, gh *Server, load, file string) (st
 	return benchkit.Output(ctx, "", "go", "tool", "pprof", "-top", "-cum", "-nodecount=45", file)
 }
 
+// ProfileText is Profile under the name what, as a section prints it after its
+// text; "" when file is "".
+func (l *Loader) ProfileText(ctx context.Context, gh *Server, load, what, file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	benchkit.Progress("profiling gatehouse under %s load", what)
+	top, err := l.Profile(ctx, gh, load, file)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("CPU profile of gatehouse under %s load (%s):\n\n%s", what, file, top), nil
+}
+
 // FetchProfile writes what url answers to file.
 func FetchProfile(ctx context.Context, url, file string) error {
 	body, err := Get(ctx, url)

@@ -66,10 +66,6 @@ func (e *Editor) Measure(ctx context.Context, k Kind, count int, clock benchkit.
 	if err != nil {
 		return s, err
 	}
-	cpBefore, err := clock.Used(pid)
-	if err != nil {
-		return s, err
-	}
 	for j := range count {
 		i := e.service(j)
 		w, typ, name := e.target(k, i)
@@ -87,14 +83,11 @@ func (e *Editor) Measure(ctx context.Context, k Kind, count int, clock benchkit.
 		}
 		s.Latencies = append(s.Latencies, l)
 	}
-	if s.OtherCPU, err = cpu.Others(0); err != nil {
-		return s, err
-	}
-	cpAfter, err := clock.Used(pid)
+	others, used, err := cpu.Since(0)
 	if err != nil {
 		return s, err
 	}
-	s.CPU = (cpAfter - cpBefore) / time.Duration(count)
+	s.OtherCPU, s.CPU = others, used[0]/time.Duration(count)
 	after, err := e.publishMetrics(ctx)
 	if err != nil {
 		return s, err

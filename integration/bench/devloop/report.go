@@ -32,7 +32,7 @@ func Run(ctx context.Context, env *benchkit.Env, rounds int) (benchkit.Result, e
 		if err != nil {
 			return benchkit.Result{}, fmt.Errorf("%s: %w", m.name, err)
 		}
-		serving := column(saves, func(s save) time.Duration { return s.Serving })
+		serving := benchkit.Column(saves, func(s save) time.Duration { return s.Serving })
 		r.Goals = append(r.Goals, benchkit.Goal{What: "dev loop, " + m.name + ": save → serving, p99",
 			Target: benchkit.Millis(target), Unit: "ms", Below: true, Rounds: []float64{benchkit.Millis(benchkit.Percentile(serving, 99))}})
 		writeModule(&b, m, saves)
@@ -45,30 +45,23 @@ func Run(ctx context.Context, env *benchkit.Env, rounds int) (benchkit.Result, e
 	return r, nil
 }
 
-func column(saves []save, get func(save) time.Duration) []time.Duration {
-	out := make([]time.Duration, len(saves))
-	for i, s := range saves {
-		out[i] = get(s)
-	}
-	return out
-}
-
 // writeModule is one module's table: offsets from the save, then the two parts of
 // *built and checked* dev's log gives, and every save folded.
 func writeModule(b *strings.Builder, m module, saves []save) {
-	serving := benchkit.Median(column(saves, func(s save) time.Duration { return s.Serving }))
-	build := benchkit.Median(column(saves, func(s save) time.Duration { return s.GoBuild }))
-	check := benchkit.Median(column(saves, func(s save) time.Duration { return s.Check }))
+	of := func(get func(save) time.Duration) []time.Duration { return benchkit.Column(saves, get) }
+	serving := benchkit.Median(of(func(s save) time.Duration { return s.Serving }))
+	build := benchkit.Median(of(func(s save) time.Duration { return s.GoBuild }))
+	check := benchkit.Median(of(func(s save) time.Duration { return s.Check }))
 	fmt.Fprintf(b, "**%s**, %d saves of `%s`: of the median save → serving (%s), go build is %.0f %% (%s) and the check %.0f %% (%s).\n\n",
 		m.name, len(saves), m.file, benchkit.Ms(serving), 100*float64(build)/float64(serving), benchkit.Ms(build),
 		100*float64(check)/float64(serving), benchkit.Ms(check))
 	benchkit.WriteDurations(b, "from the save to", []benchkit.Row{
-		{Label: "build started", Of: column(saves, func(s save) time.Duration { return s.Building })},
-		{Label: "built and checked", Of: column(saves, func(s save) time.Duration { return s.Built })},
-		{Label: "opened by extauth", Of: column(saves, func(s save) time.Duration { return s.Opened })},
-		{Label: "**serving**: the first Check answered with the new header", Of: column(saves, func(s save) time.Duration { return s.Serving })},
-		{Label: "*of which go build* (compile and link)", Of: column(saves, func(s save) time.Duration { return s.GoBuild })},
-		{Label: "*of which the check* (pre-flight and trial load)", Of: column(saves, func(s save) time.Duration { return s.Check })},
+		{Label: "build started", Of: of(func(s save) time.Duration { return s.Building })},
+		{Label: "built and checked", Of: of(func(s save) time.Duration { return s.Built })},
+		{Label: "opened by extauth", Of: of(func(s save) time.Duration { return s.Opened })},
+		{Label: "**serving**: the first Check answered with the new header", Of: of(func(s save) time.Duration { return s.Serving })},
+		{Label: "*of which go build* (compile and link)", Of: of(func(s save) time.Duration { return s.GoBuild })},
+		{Label: "*of which the check* (pre-flight and trial load)", Of: of(func(s save) time.Duration { return s.Check })},
 	})
 	fmt.Fprintf(b, "<details><summary>Every save of the %s</summary>\n\n", m.name)
 	b.WriteString("| save | build started | built and checked | opened | serving | go build | check |\n|---:|---:|---:|---:|---:|---:|---:|\n")

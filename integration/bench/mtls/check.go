@@ -61,14 +61,6 @@ func compareChecks(ctx context.Context, o Options, env *benchkit.Env, certs stri
 	if o.RateRounds == 0 {
 		return nil
 	}
-	var rps []float64
-	for _, m := range res.Checks {
-		if m.Server == modePlain {
-			rps = append(rps, m.RPS)
-		}
-	}
-	res.Rate = int(benchkit.Median(rps) * checkload.RateShare)
-	benchkit.Progress("mtls: latency at %d req/s, %.0f%% of plain text's maximum", res.Rate, checkload.RateShare*100)
-	res.RateChecks, err = l.Measure(ctx, ph, res.Rate, o.Rounds)
+	res.Rate, res.RateChecks, err = l.AtRate(ctx, ph, res.Checks, o.Rounds)
 	return err
 }

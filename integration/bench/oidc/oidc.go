@@ -183,14 +183,9 @@ func Run(ctx context.Context, env *benchkit.Env, o Options, plugin []checkload.M
 		return benchkit.Result{}, err
 	}
 	res.LoadEnd = time.Now()
-	var profile string
-	if o.Profile != "" {
-		benchkit.Progress("profiling gatehouse under cookie-session load")
-		top, err := l.Profile(ctx, gh, "cookie", o.Profile)
-		if err != nil {
-			return benchkit.Result{}, err
-		}
-		profile = fmt.Sprintf("CPU profile of gatehouse under cookie-session load (%s):\n\n%s", o.Profile, top)
+	profile, err := l.ProfileText(ctx, gh, "cookie", "cookie-session", o.Profile)
+	if err != nil {
+		return benchkit.Result{}, err
 	}
 	for _, m := range modes {
 		tok, setCookie, err := checkSession(ctx, client, reqs[m.name])

@@ -73,10 +73,8 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, []
 	if f.Runs, err = l.Measure(ctx, ph, 0, o.Rounds); err != nil {
 		return benchkit.Result{}, nil, err
 	}
-	if b, _, ok := checkload.Pair(checkload.Summarize(f.Runs, []string{"allow"}, "bare", "gatehouse"), "allow", "bare", "gatehouse"); ok && o.RateRounds > 0 {
-		f.Rate = int(b.RPS * checkload.RateShare)
-		benchkit.Progress("latency at %d req/s, %.0f%% of the bare server's maximum", f.Rate, checkload.RateShare*100)
-		if f.RateRuns, err = l.Measure(ctx, checkload.Phase{Base: bare, Server: gh, Loads: []string{"allow"}}, f.Rate, o.RateRounds); err != nil {
+	if o.RateRounds > 0 {
+		if f.Rate, f.RateRuns, err = l.AtRate(ctx, checkload.Phase{Base: bare, Server: gh, Loads: []string{"allow"}}, f.Runs, o.RateRounds); err != nil {
 			return benchkit.Result{}, nil, err
 		}
 	}
@@ -86,14 +84,9 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, []
 			return benchkit.Result{}, nil, err
 		}
 	}
-	var profile string
-	if o.Profile != "" {
-		benchkit.Progress("profiling gatehouse under allow load")
-		top, err := l.Profile(ctx, gh, "allow", o.Profile)
-		if err != nil {
-			return benchkit.Result{}, nil, err
-		}
-		profile = fmt.Sprintf("CPU profile of gatehouse under allow load (%s):\n\n%s", o.Profile, top)
+	profile, err := l.ProfileText(ctx, gh, "allow", "allow", o.Profile)
+	if err != nil {
+		return benchkit.Result{}, nil, err
 	}
 	_, ghzVersion, err := env.Ghz(ctx)
 	if err != nil {

@@ -37,10 +37,7 @@ func Run(ctx context.Context, env *benchkit.Env, swaps int) (benchkit.Result, er
 	if err != nil {
 		return benchkit.Result{}, err
 	}
-	var serving []time.Duration
-	for _, s := range ss {
-		serving = append(serving, s.Serving)
-	}
+	serving := benchkit.Column(ss, func(s swap) time.Duration { return s.Serving })
 	goals := []benchkit.Goal{
 		{What: "plugin load: a new .so → serving, slowest", Target: benchkit.Millis(loadTarget), Unit: "ms", Below: true,
 			Rounds: []float64{benchkit.Millis(benchkit.Percentile(serving, 100))}},
@@ -56,28 +53,17 @@ func markdown(measured string, ss []swap, alone []time.Duration, goals []benchki
 	var b strings.Builder
 	b.WriteString(measured)
 	benchkit.WriteGoals(&b, goals)
-	rows := []struct {
-		label string
-		get   func(swap) time.Duration
-	}{
-		{"`" + msgChanged + "` logged", func(s swap) time.Duration { return s.Detected }},
-		{"trial-load child started (or the spare handed the file)", func(s swap) time.Duration { return s.TrialStart }},
-		{"trial-load child gone", func(s swap) time.Duration { return s.TrialEnd }},
-		{"`" + msgAccepted + "` logged", func(s swap) time.Duration { return s.Accepted }},
-		{"**serving**: the first Check allowed with the new header", func(s swap) time.Duration { return s.Serving }},
-		{"*(trial-load child's life)*", func(s swap) time.Duration { return s.trial() }},
-		{"*(changed → accepted: pre-flight, trial load, open, build)*", func(s swap) time.Duration { return s.Accepted - s.Detected }},
-	}
-	var table []benchkit.Row
-	for _, row := range rows {
-		var ds []time.Duration
-		for _, s := range ss {
-			ds = append(ds, row.get(s))
-		}
-		table = append(table, benchkit.Row{Label: row.label, Of: ds})
-	}
-	table = append(table, benchkit.Row{Label: "*(the trial load alone: `gatehouse plugin __trial` on each version, afterwards)*", Of: alone})
-	benchkit.WriteDurations(&b, fmt.Sprintf("%d swaps, from the rename to", len(ss)), table)
+	of := func(get func(swap) time.Duration) []time.Duration { return benchkit.Column(ss, get) }
+	benchkit.WriteDurations(&b, fmt.Sprintf("%d swaps, from the rename to", len(ss)), []benchkit.Row{
+		{Label: "`" + msgChanged + "` logged", Of: of(func(s swap) time.Duration { return s.Detected })},
+		{Label: "trial-load child started (or the spare handed the file)", Of: of(func(s swap) time.Duration { return s.TrialStart })},
+		{Label: "trial-load child gone", Of: of(func(s swap) time.Duration { return s.TrialEnd })},
+		{Label: "`" + msgAccepted + "` logged", Of: of(func(s swap) time.Duration { return s.Accepted })},
+		{Label: "**serving**: the first Check allowed with the new header", Of: of(func(s swap) time.Duration { return s.Serving })},
+		{Label: "*(trial-load child's life)*", Of: of(swap.trial)},
+		{Label: "*(changed → accepted: pre-flight, trial load, open, build)*", Of: of(func(s swap) time.Duration { return s.Accepted - s.Detected })},
+		{Label: "*(the trial load alone: `gatehouse plugin __trial` on each version, afterwards)*", Of: alone},
+	})
 	fmt.Fprintf(&b, "Resolution: %s for serving, %s for the log and /proc columns.\n\n", checkEvery, observeEvery)
 	b.WriteString("<details><summary>Every swap</summary>\n\n| version | folder had | changed | trial-load child | accepted | serving | Checks sent |\n|---:|---|---:|---:|---:|---:|---:|\n")
 	for _, s := range ss {
