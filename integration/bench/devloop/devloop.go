@@ -92,9 +92,11 @@ type save struct {
 	Built    time.Duration // compiled, pre-flight and trial load passed, renamed into the plugin folder
 	Opened   time.Duration // extauth's watcher saw it, checked it and opened it
 	Serving  time.Duration // the first Check answered with this save's value
-	// GoBuild and Check are how long dev's build (go build) and its check (pre-flight
-	// and trial load) took, from its log.
+	// GoBuild and Check are how long dev's build (a go build, or the last one's
+	// compile and link replayed) and its check (pre-flight and trial load) took, from
+	// its log; Replayed says the build was a replay.
 	GoBuild, Check time.Duration
+	Replayed       bool
 }
 
 // loop starts `gatehouse dev --plugin-module` on m and times rounds saves.
@@ -178,6 +180,7 @@ func timeSave(ctx context.Context, p *benchkit.Proc, logPath, file string, conte
 			case strings.Contains(msg, `"message":"`+msgBuilt+`"`) && s.Built == 0:
 				s.Built = at
 				s.GoBuild, s.Check = logDuration(msg, "build"), logDuration(msg, "check")
+				s.Replayed = strings.Contains(msg, `"compiled":"replayed`)
 			case strings.Contains(msg, `"message":"`+msgOpened+`"`) && s.Opened == 0:
 				s.Opened = at
 			case strings.Contains(msg, `"level":"error"`):
