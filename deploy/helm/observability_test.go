@@ -164,7 +164,8 @@ func TestObservabilityRendering(t *testing.T) {
 			alerts = append(alerts, r.Alert)
 		}
 	}
-	want := []string{"GatehouseDenialsHigh", "GatehouseXDSNacks", "GatehouseReplicaBehind", "GatehouseCheckLatencyHigh", "GatehouseSessionStoreUnreachable"}
+	want := []string{"GatehouseDenialsHigh", "GatehouseXDSNacks", "GatehouseReplicaBehind", "GatehouseCheckLatencyHigh", "GatehouseSessionStoreUnreachable",
+		"GatehouseCertificateExpiresSoon"}
 	if diff := cmp.Diff(want, alerts); diff != "" {
 		t.Errorf("alerts (-want +got):\n%s", diff)
 	}
