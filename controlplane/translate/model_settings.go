@@ -24,6 +24,8 @@ type Settings struct {
 	ExtauthTLSSDSDir string `json:"extauthTlsSdsDir,omitempty"`
 	// DevMode enables the deprecated debug endpoint.
 	DevMode bool `json:"devMode"`
+	// Tracing, when set, has the gateway proxies trace requests (spec.tracing).
+	Tracing *Tracing `json:"tracing,omitempty"`
 }
 
 // DefaultSettings apply when no Settings resource is accepted.
@@ -59,6 +61,9 @@ func SettingsOf(s *apiv1.Settings) (Settings, error) {
 				out.ExtauthTLSSDSDir = t.SDSDir
 			}
 		}
+	}
+	if t := s.Spec.Tracing; t != nil {
+		out.Tracing = tracingOf(t, &errs)
 	}
 	if err := errs.err("settings " + s.Metadata.ID()); err != nil {
 		return DefaultSettings(), err

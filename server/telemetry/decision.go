@@ -196,7 +196,7 @@ func (l *DecisionLog) write(ctx context.Context, rec *record, d *server.Decision
 	}
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
-		sc = trace.SpanContextFromContext(propagator.Extract(context.Background(), carrier))
+		sc = trace.SpanContextFromContext(propagator.Extract(context.Background(), traceCarrier(ctx, d.Request)))
 	}
 	if sc.IsValid() {
 		e.TraceID = sc.TraceID().String()
