@@ -73,5 +73,9 @@ func SettingsOf(s *apiv1.Settings) (Settings, error) {
 
 // String is a one-line summary for logs.
 func (s Settings) String() string {
-	return fmt.Sprintf("requestTimeout=%s extauthzServer=%s extauthTlsSdsDir=%q devMode=%t", s.RequestTimeout, s.ExtauthzServer, s.ExtauthTLSSDSDir, s.DevMode)
+	out := fmt.Sprintf("requestTimeout=%s extauthzServer=%s extauthTlsSdsDir=%q devMode=%t", s.RequestTimeout, s.ExtauthzServer, s.ExtauthTLSSDSDir, s.DevMode)
+	if t := s.Tracing; t != nil {
+		out += fmt.Sprintf(" tracing=%s:%d@%g%%", t.Collector.Addr, t.Collector.Port, t.SamplePercent)
+	}
+	return out
 }
