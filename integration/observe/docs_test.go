@@ -15,7 +15,9 @@ import (
 // TestObservabilityDocBlocks: the Settings and AuthConfig that docs/operating.md shows
 // for tracing and decision-log shares, read by a real control plane, are served as the
 // doc says: the gateway proxy's listener traces with Envoy's OpenTelemetry tracer toward
-// a collector cluster of that address, and extauth's config carries the share.
+// a collector cluster of that address, and extauth's config carries the share. The dev
+// gateway (`gatehouse gateway`, Envoy's stand-in) takes the traced listener: it opens
+// it, and the control plane counts no NACK.
 func TestObservabilityDocBlocks(t *testing.T) {
 	resources := t.TempDir()
 	writeFile(t, filepath.Join(resources, "settings.yaml"), testbin.DocBlock(t, "docs/operating.md", "<!-- settings-tracing"))
@@ -52,4 +54,21 @@ func TestObservabilityDocBlocks(t *testing.T) {
 			})
 		})
 	}
+	gw := testbin.FreeAddr(t)
+	g := testbin.Start(t, nil, testbin.Gatehouse(t), "gateway", "--xds", xdsAddr, "--role", "gatehouse-system~gateway-proxy",
+		"--listen", gw, "--https-listen", "", "--admin-listen", "", "--echo-listen", testbin.FreeAddr(t))
+	testbin.WaitTCP(t, g, gw, 30*time.Second)
+	testbin.Eventually(t, 20*time.Second, func() error {
+		m, err := scrape(admin)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(m, "gatehouse_xds_nacks_total{") {
+			return fmt.Errorf("the gateway NACKed: %s", m[strings.Index(m, "gatehouse_xds_nacks_total{"):])
+		}
+		if !strings.Contains(m, `gatehouse_xds_acks_total{role="gatehouse-system~gateway-proxy",type="type.googleapis.com/envoy.config.listener.v3.Listener"}`) {
+			return fmt.Errorf("no ACK of the gateway's listener yet")
+		}
+		return nil
+	})
 }
