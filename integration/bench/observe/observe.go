@@ -67,7 +67,9 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	defer recv.stop()
 	servers, err := startServers(ctx, env, dir, recv.addr)
 	for _, s := range servers {
-		defer env.Procs.Stop(s.Proc)
+		if s != nil && s.Proc != nil {
+			defer env.Procs.Stop(s.Proc)
+		}
 	}
 	if err != nil {
 		return benchkit.Result{}, err
