@@ -72,7 +72,7 @@ generate:
 	$(GO) install $(PROTOC_GEN_GO)
 	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I api -I /usr/include --go_out=. --go_opt=module=gatehouse.dev/gatehouse api/extauth/v1/extauth.proto
 	rm -f $(CRD_DIR)/*.yaml
-	$(GO) run $(CONTROLLER_GEN) crd:crdVersions=v1 paths=./api/kube/... output:crd:dir=$(CRD_DIR)
+	$(GO) run $(CONTROLLER_GEN) crd:crdVersions=v1,allowDangerousTypes=true paths=./api/kube/... output:crd:dir=$(CRD_DIR)
 	$(GO) run ./cmd/gatehouse envoy bootstrap $(BOOTSTRAP_ARGS) > $(CHART_FILES)/envoy-bootstrap.yaml
 	$(GO) run ./cmd/gatehouse envoy bootstrap $(BOOTSTRAP_ARGS) --xds-tls-dir /etc/gatehouse/tls --sds-dir /etc/envoy \
 		> $(CHART_FILES)/envoy-bootstrap-mtls.yaml

@@ -144,7 +144,10 @@ func parseHCM(h *hcmv3.HttpConnectionManager, path string, pr *problems) *hcmSpe
 	pr.only(h, path, "stat_prefix", "codec_type", "rds", "route_config", "http_filters", "strip_any_host_port",
 		"strip_matching_host_port", "use_remote_address", "access_log", "generate_request_id", "server_name",
 		"request_timeout", "stream_idle_timeout", "common_http_protocol_options", "http_protocol_options",
-		"normalize_path", "merge_slashes", "path_with_escaped_slashes_action")
+		"normalize_path", "merge_slashes", "path_with_escaped_slashes_action",
+		// Tracing (Settings spec.tracing) is taken and not done: the dev gateway starts
+		// no trace, and a request's own trace context still reaches extauth.
+		"tracing")
 	s := &hcmSpec{noRequestID: h.GetGenerateRequestId() != nil && !h.GetGenerateRequestId().GetValue()}
 	// Path normalization changes which route a path matches; asked for and not done, a
 	// request could reach a route the control plane meant to shield.

@@ -12,6 +12,21 @@ type AuthConfig struct {
 // AuthConfigSpec is the body of an AuthConfig.
 type AuthConfigSpec struct {
 	Configs []AuthStep `json:"configs"`
+	// DecisionLog shapes the decision records of this AuthConfig's Checks, where
+	// extauth writes them (--decision-log).
+	DecisionLog *AuthConfigDecisionLog `json:"decisionLog,omitempty"`
+}
+
+// AuthConfigDecisionLog shapes the decision records of one AuthConfig's Checks.
+type AuthConfigDecisionLog struct {
+	// SampleRatio is the share of this AuthConfig's decided Checks recorded, from 0
+	// (none) to 1 (all). It overrides extauth's --decision-log-sample for this
+	// config_id; --decision-log-sample-config, where it names the config_id, overrides
+	// it. Unset: --decision-log-sample.
+	//
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1
+	SampleRatio *float64 `json:"sampleRatio,omitempty"`
 }
 
 // AuthStep holds exactly one of its fields.

@@ -53,6 +53,26 @@ type SettingsSpec struct {
 	// Discovery shapes Kubernetes service discovery; it is on for every namespace the
 	// control plane watches unless this says otherwise.
 	Discovery *DiscoverySettings `json:"discovery,omitempty"`
+	// Tracing, when set, has the gateway proxies trace requests with Envoy's
+	// OpenTelemetry tracer and send the trace context on to extauth, whose spans then
+	// sit inside the proxies' traces.
+	Tracing *TracingSettings `json:"tracing,omitempty"`
+}
+
+// TracingSettings turn on tracing in the gateway proxies.
+type TracingSettings struct {
+	// OTLPCollector is host:port of the OTLP/gRPC receiver the proxies send their
+	// spans to, such as otel-collector.monitoring:4317 (plain text, HTTP/2).
+	OTLPCollector string `json:"otlpCollector"`
+	// SamplePercent is the share of requests, in percent (0 to 100), the proxies
+	// trace (Envoy's random_sampling); 1 when unset.
+	//
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	SamplePercent *float64 `json:"samplePercent,omitempty"`
+	// ServiceName is the service.name of the proxies' spans; gatehouse-gateway-proxy
+	// when empty.
+	ServiceName string `json:"serviceName,omitempty"`
 }
 
 // DiscoverySettings turn Kubernetes service discovery off or limit it.

@@ -154,7 +154,7 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound t
 		return nil, fmt.Errorf("controlplane: %w", err)
 	}
 	promReg := prometheus.NewRegistry()
-	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), mtls.ExpiryCollector())
 	cp := &controlplane{log: log, lis: lis, gatherer: promReg, grpc: grpc.NewServer(grpcOpts...), certs: certs}
 	if cp.tracing, err = tracing.New(context.Background(), tracing.Options{Service: "gatehouse-controlplane"}); err != nil {
 		return nil, fmt.Errorf("controlplane: tracing: %w", err)

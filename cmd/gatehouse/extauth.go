@@ -202,7 +202,7 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 		return nil, fmt.Errorf("extauth: %w", err)
 	}
 	promReg := prometheus.NewRegistry()
-	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), mtls.ExpiryCollector())
 	removeStalePluginCopies(log)
 	var authz *server.Authorizer // for the Opened hook, set below
 	spare := &loader.TrialSpare{Log: log}

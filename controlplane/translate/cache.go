@@ -60,6 +60,7 @@ type roleCache struct {
 	clusters  modelCache[*Cluster, envoyCluster]
 	ext       Extauthz // the ext_authz server's cluster and TLS the clusters were built with (no Timeout)
 	secrets   modelCache[*TLSCert, *tlsv3.Secret]
+	tracing   string // Tracing.key of the CollectorCluster in cdsOut ("" when none)
 	// The maps last handed out: handed out again while nothing changes, and copied
 	// to make the next ones when something does (one map of each, not a working copy
 	// beside the one handed out).
@@ -122,6 +123,7 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 		if p.Extauthz != nil {
 			key += "|" + p.Extauthz.Cluster + "|" + p.Extauthz.Timeout.String()
 		}
+		key += "|" + l.Tracing.key()
 		vhs, changed := lc.vhosts.update(chunked.Of(l.VirtualHosts), func(vh *VirtualHost) *routev3.VirtualHost { return compact(EnvoyVirtualHost(vh)) }, nil)
 		for _, vh := range lc.vhosts.removed {
 			lc.options.count(vh, -1)
@@ -237,6 +239,14 @@ func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
 			note(resourcev3.EndpointType, m.Name)
 		}
 		rc.cdsOut, rc.edsOut = cds, eds
+	}
+	if tk := p.Tracing.key(); tk != rc.tracing {
+		delete(rc.cdsOut, CollectorCluster)
+		if p.Tracing != nil {
+			rc.cdsOut[CollectorCluster] = EnvoyCollectorCluster(p.Tracing)
+		}
+		rc.tracing = tk
+		note(resourcev3.ClusterType, CollectorCluster)
 	}
 	out[resourcev3.ClusterType] = rc.cdsOut
 	out[resourcev3.EndpointType] = rc.edsOut

@@ -41,19 +41,7 @@ func EnvoyCluster(c *Cluster, ext *Extauthz) (*clusterv3.Cluster, *endpointv3.Cl
 		if ext.TLSSDSDir != "" {
 			out.TransportSocket = ExtauthzTLS(ext.TLSSDSDir)
 		}
-		opts, err := anypb.New(&upstreamhttpv3.HttpProtocolOptions{
-			UpstreamProtocolOptions: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig_{
-				ExplicitHttpConfig: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig{
-					ProtocolConfig: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{
-						Http2ProtocolOptions: &corev3.Http2ProtocolOptions{},
-					},
-				},
-			},
-		})
-		if err != nil {
-			panic("translate: " + err.Error()) // marshalling a well-formed message cannot fail
-		}
-		out.TypedExtensionProtocolOptions = map[string]*anypb.Any{HTTPProtocolOptionsKey: opts}
+		out.TypedExtensionProtocolOptions = http2Options()
 		out.HealthChecks, out.CommonLbConfig = extauthHealthChecks, extauthLbConfig
 	}
 	cla := &endpointv3.ClusterLoadAssignment{ClusterName: c.Name, Endpoints: []*endpointv3.LocalityLbEndpoints{{LbEndpoints: lbEndpoints(c.Hosts)}}}
@@ -65,6 +53,23 @@ func EnvoyCluster(c *Cluster, ext *Extauthz) (*clusterv3.Cluster, *endpointv3.Cl
 	}
 	out.ClusterDiscoveryType, out.EdsClusterConfig = edsType, edsConfig
 	return out, cla
+}
+
+// http2Options are the protocol options of a gRPC cluster: HTTP/2 to every host.
+func http2Options() map[string]*anypb.Any {
+	opts, err := anypb.New(&upstreamhttpv3.HttpProtocolOptions{
+		UpstreamProtocolOptions: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig_{
+			ExplicitHttpConfig: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig{
+				ProtocolConfig: &upstreamhttpv3.HttpProtocolOptions_ExplicitHttpConfig_Http2ProtocolOptions{
+					Http2ProtocolOptions: &corev3.Http2ProtocolOptions{},
+				},
+			},
+		},
+	})
+	if err != nil {
+		panic("translate: " + err.Error()) // marshalling a well-formed message cannot fail
+	}
+	return map[string]*anypb.Any{HTTPProtocolOptionsKey: opts}
 }
 
 // ExtauthHealthInterval is how often Envoy health-checks each extauth replica.

@@ -49,7 +49,7 @@ func EnvoyHTTPSListener(l *Listener, ext *Extauthz) *listenerv3.Listener {
 		}}
 		fc := &listenerv3.FilterChain{
 			Name:    vh.Name,
-			Filters: []*listenerv3.Filter{hcmFilter(l.Name, HTTPSRouteConfig(vh), []*VirtualHost{vh}, ext)},
+			Filters: []*listenerv3.Filter{hcmFilter(l.Name, HTTPSRouteConfig(vh), []*VirtualHost{vh}, ext, l.Tracing)},
 			TransportSocket: &corev3.TransportSocket{
 				Name:       wellknown.TransportSocketTls,
 				ConfigType: &corev3.TransportSocket_TypedConfig{TypedConfig: mustAny(ctx)},

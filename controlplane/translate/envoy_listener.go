@@ -36,13 +36,14 @@ func EnvoyListener(l *Listener, ext *Extauthz) *listenerv3.Listener {
 		Name:    l.Name,
 		Address: socketAddress(l.Address, int(l.Port)),
 		FilterChains: []*listenerv3.FilterChain{{Filters: []*listenerv3.Filter{
-			hcmFilter(l.Name, l.RouteConfig, l.VirtualHosts, ext),
+			hcmFilter(l.Name, l.RouteConfig, l.VirtualHosts, ext, l.Tracing),
 		}}},
 	}
 }
 
-// hcmFilter is the HTTP connection manager of routeConfig's virtual hosts.
-func hcmFilter(statPrefix, routeConfig string, vhosts []*VirtualHost, ext *Extauthz) *listenerv3.Filter {
+// hcmFilter is the HTTP connection manager of routeConfig's virtual hosts, tracing
+// requests when tr is set.
+func hcmFilter(statPrefix, routeConfig string, vhosts []*VirtualHost, ext *Extauthz, tr *Tracing) *listenerv3.Filter {
 	filters := optionFilters(needsOf(vhosts))
 	if ext != nil {
 		filters = append(filters, &hcmv3.HttpFilter{
@@ -75,6 +76,7 @@ func hcmFilter(statPrefix, routeConfig string, vhosts []*VirtualHost, ext *Extau
 		// Browsers and curl send "host:port" when the port is not the scheme's default;
 		// domains are written without ports, so match on the host alone.
 		StripPortMode: &hcmv3.HttpConnectionManager_StripAnyHostPort{StripAnyHostPort: true},
+		Tracing:       hcmTracing(tr),
 	}
 	return &listenerv3.Filter{
 		Name:       wellknown.HTTPConnectionManager,

@@ -86,6 +86,13 @@ func AuthConfig(ac *apiv1.AuthConfig, secrets SecretLookup, timeout time.Duratio
 			errs.add(path, "is empty; set pluginAuth or oauth2")
 		}
 	}
+	if dl := ac.Spec.DecisionLog; dl != nil && dl.SampleRatio != nil {
+		if r := *dl.SampleRatio; r >= 0 && r <= 1 {
+			cfg.DecisionLogSampleRatio = &r
+		} else {
+			errs.add("spec.decisionLog.sampleRatio", fmt.Sprintf("%g is not a share from 0 to 1", r))
+		}
+	}
 	if err := errs.err("authconfig " + ac.Metadata.ID()); err != nil {
 		return nil, err
 	}

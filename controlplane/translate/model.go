@@ -21,6 +21,8 @@ type Proxy struct {
 	// Secrets are the TLS certificates the HTTPS listener's virtual hosts use, in name
 	// order, served over SDS.
 	Secrets []*TLSCert `json:"secrets,omitempty"`
+	// Tracing, when set, adds the CollectorCluster (Settings spec.tracing).
+	Tracing *Tracing `json:"tracing,omitempty"`
 }
 
 // Listener is one port and the virtual hosts it serves through one route configuration.
@@ -34,6 +36,8 @@ type Listener struct {
 	RouteConfig  string         `json:"routeConfig,omitempty"`
 	TLS          bool           `json:"tls,omitempty"`
 	VirtualHosts []*VirtualHost `json:"virtualHosts"`
+	// Tracing, when set, traces the listener's requests (Settings spec.tracing).
+	Tracing *Tracing `json:"tracing,omitempty"`
 }
 
 // Extauthz is where the ext_authz filter sends its checks.

@@ -24,6 +24,8 @@ type Settings struct {
 	ExtauthTLSSDSDir string `json:"extauthTlsSdsDir,omitempty"`
 	// DevMode enables the deprecated debug endpoint.
 	DevMode bool `json:"devMode"`
+	// Tracing, when set, has the gateway proxies trace requests (spec.tracing).
+	Tracing *Tracing `json:"tracing,omitempty"`
 }
 
 // DefaultSettings apply when no Settings resource is accepted.
@@ -60,6 +62,9 @@ func SettingsOf(s *apiv1.Settings) (Settings, error) {
 			}
 		}
 	}
+	if t := s.Spec.Tracing; t != nil {
+		out.Tracing = tracingOf(t, &errs)
+	}
 	if err := errs.err("settings " + s.Metadata.ID()); err != nil {
 		return DefaultSettings(), err
 	}
@@ -68,5 +73,9 @@ func SettingsOf(s *apiv1.Settings) (Settings, error) {
 
 // String is a one-line summary for logs.
 func (s Settings) String() string {
-	return fmt.Sprintf("requestTimeout=%s extauthzServer=%s extauthTlsSdsDir=%q devMode=%t", s.RequestTimeout, s.ExtauthzServer, s.ExtauthTLSSDSDir, s.DevMode)
+	out := fmt.Sprintf("requestTimeout=%s extauthzServer=%s extauthTlsSdsDir=%q devMode=%t", s.RequestTimeout, s.ExtauthzServer, s.ExtauthTLSSDSDir, s.DevMode)
+	if t := s.Tracing; t != nil {
+		out += fmt.Sprintf(" tracing=%s:%d@%g%%", t.Collector.Addr, t.Collector.Port, t.SamplePercent)
+	}
+	return out
 }

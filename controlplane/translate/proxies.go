@@ -59,6 +59,12 @@ func Proxies(a Accepted) []*Proxy {
 	if a.Extauthz != nil {
 		p.Extauthz = &Extauthz{Cluster: a.Extauthz.Name, Timeout: a.Settings.RequestTimeout, TLSSDSDir: a.Settings.ExtauthTLSSDSDir}
 	}
+	if t := a.Settings.Tracing; t != nil {
+		p.Tracing = t
+		for _, l := range p.Listeners {
+			l.Tracing = t
+		}
+	}
 	return []*Proxy{p}
 }
 

@@ -2,7 +2,10 @@ package helm_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -19,6 +22,9 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/controlplane/translate"
 )
 
 // observed renders the whole chart (control plane included) with values and returns
@@ -164,7 +170,8 @@ func TestObservabilityRendering(t *testing.T) {
 			alerts = append(alerts, r.Alert)
 		}
 	}
-	want := []string{"GatehouseDenialsHigh", "GatehouseXDSNacks", "GatehouseReplicaBehind", "GatehouseCheckLatencyHigh", "GatehouseSessionStoreUnreachable"}
+	want := []string{"GatehouseDenialsHigh", "GatehouseXDSNacks", "GatehouseReplicaBehind", "GatehouseCheckLatencyHigh", "GatehouseSessionStoreUnreachable",
+		"GatehouseCertificateExpiresSoon"}
 	if diff := cmp.Diff(want, alerts); diff != "" {
 		t.Errorf("alerts (-want +got):\n%s", diff)
 	}
@@ -220,4 +227,50 @@ func containerEnv(t *testing.T, doc string) []corev1.EnvVar {
 		t.Fatal(err)
 	}
 	return dep.Spec.Template.Spec.Containers[0].Env
+}
+
+// TestProxyTracingFromOTLP: the chart's Settings turn on the gateway proxies' tracing
+// (spec.tracing, which the control plane accepts) toward the OTLP/gRPC collector of
+// observability.otlp, taken from its endpoint or given on its own, and leave it off
+// when there is no collector the proxies can reach over gRPC.
+func TestProxyTracingFromOTLP(t *testing.T) {
+	for _, tc := range []struct {
+		name, values string
+		want         string  // spec.tracing.otlpCollector, "" for no tracing
+		percent      float64 // of a traced proxy
+	}{
+		{name: "no endpoint"},
+		{name: "grpc endpoint", values: "observability: {otlp: {endpoint: \"http://collector.monitoring:4317\"}}", want: "collector.monitoring:4317", percent: 1},
+		{name: "http/protobuf endpoint", values: "observability: {otlp: {endpoint: \"http://collector.monitoring:4318\", protocol: http/protobuf}}"},
+		{name: "own collector and share", values: "observability: {otlp: {endpoint: \"https://vendor.example:443\", proxyCollector: \"agent.monitoring:4317\", proxySamplePercent: 10}}",
+			want: "agent.monitoring:4317", percent: 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, ok := observed(t, tc.values)["Settings"]["default"]
+			if !ok {
+				t.Fatal("no Settings default rendered")
+			}
+			path := filepath.Join(t.TempDir(), "settings.yaml")
+			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			set, err := apiv1.Load(path)
+			if err != nil || len(set.Settings) != 1 {
+				t.Fatalf("the rendered Settings do not load: %v\n%s", err, doc)
+			}
+			s, err := translate.SettingsOf(set.Settings[0])
+			if err != nil {
+				t.Fatalf("the control plane rejects the rendered Settings: %v\n%s", err, doc)
+			}
+			switch {
+			case tc.want == "" && s.Tracing != nil:
+				t.Errorf("tracing %+v, want none", s.Tracing)
+			case tc.want == "":
+			case s.Tracing == nil:
+				t.Errorf("no tracing, want to %s", tc.want)
+			case fmt.Sprintf("%s:%d", s.Tracing.Collector.Addr, s.Tracing.Collector.Port) != tc.want || s.Tracing.SamplePercent != tc.percent:
+				t.Errorf("tracing %+v, want to %s at %g %%", s.Tracing, tc.want, tc.percent)
+			}
+		})
+	}
 }

@@ -2,7 +2,7 @@
 // -write, puts each section's text in BENCHMARKS.md between its bench:NAME markers,
 // stores its goals in integration/bench/results/NAME.json and rebuilds from those
 // files the goal table BENCHMARKS.md opens with. Every process it starts is stopped
-// by pid. Sections: plugin, oidc, pluginload, devloop, controlplane, mtls (see
+// by pid. Sections: plugin, oidc, pluginload, devloop, controlplane, mtls, observe (see
 // BENCHMARKS.md for what each measures).
 //
 //	go run ./integration/bench                                  # every section
@@ -51,7 +51,9 @@ func main() {
 	flag.StringVar(&o.cpo.ExtauthHeap, "cp-extauth-heap", "", "write the heap profile of `gatehouse extauth --xds` serving every AuthConfig to this file")
 	flag.BoolVar(&o.doMTLS, "mtls", true, "the mtls section: plain text against mutual TLS, control plane and Check")
 	flag.IntVar(&o.mtlsRounds, "mtls-rounds", 5, "rounds of the mtls section, each running both modes")
-	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls)")
+	flag.BoolVar(&o.observe, "observe", true, "the observe section: Checks with tracing off, tracing at 1 % and decision logs on")
+	flag.IntVar(&o.observeRounds, "observe-rounds", 5, "rounds of the observe section, each loading all four servers")
+	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls,observe)")
 	flag.BoolVar(&o.write, "write", false, "update the sections this run measured in -file, their results in -results, and the goal table")
 	flag.BoolVar(&o.table, "table", false, "measure nothing: print (with -write, rewrite) the goal table from the stored results")
 	flag.StringVar(&o.file, "file", "", "benchmarks file (default BENCHMARKS.md at the module root)")
@@ -86,6 +88,7 @@ func (o *options) validate() error {
 		}
 		on := func(name string) bool { return slices.Contains(want, name) }
 		o.pluginSection, o.oidc, o.cp, o.doMTLS = on("plugin"), on("oidc"), on("controlplane"), on("mtls")
+		o.observe = on("observe")
 		if !on("pluginload") {
 			o.swaps = 0
 		}
@@ -99,6 +102,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("-duration %s: use at least 1s", p.Duration)
 	case p.Concurrency < 1 || p.Rounds < 1 || o.mtlsRounds < 1 || o.cpo.Edits < 1 || o.cpo.Starts < 1:
 		return errors.New("-concurrency, -rounds, -mtls-rounds, -cp-edits and -cp-starts: use at least 1")
+	case o.observe && o.observeRounds < 1:
+		return fmt.Errorf("-observe-rounds %d: use at least 1", o.observeRounds)
 	case p.RateRounds < 0 || p.UnpinnedRounds < 0 || o.devRounds < 0 || o.swaps < 0:
 		return errors.New("-rate-rounds, -unpinned-rounds, -devloop-rounds and -swaps: use 0 to skip, or more")
 	case o.oidcProfile != "" && !o.oidc:

@@ -10,13 +10,14 @@ import (
 	"gatehouse.dev/gatehouse/integration/bench/controlplane"
 	"gatehouse.dev/gatehouse/integration/bench/devloop"
 	"gatehouse.dev/gatehouse/integration/bench/mtls"
+	"gatehouse.dev/gatehouse/integration/bench/observe"
 	"gatehouse.dev/gatehouse/integration/bench/oidc"
 	"gatehouse.dev/gatehouse/integration/bench/plugin"
 	"gatehouse.dev/gatehouse/integration/bench/pluginload"
 )
 
 // sections are every section, in the order they run and the goal table lists them.
-var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section}
+var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section, observe.Section}
 
 // options are the command-line flags.
 type options struct {
@@ -27,6 +28,8 @@ type options struct {
 	cpSizes, only, file, results    string
 	cpo                             controlplane.Options
 	write, table                    bool
+	observe                         bool
+	observeRounds                   int
 }
 
 // goalTable is the table BENCHMARKS.md opens with.
@@ -73,6 +76,11 @@ func measure(ctx context.Context, o options, root string) ([]benchkit.Result, er
 			mo := mtls.Options{Options: o.plugin.Options, RateRounds: o.plugin.RateRounds, Services: o.cpo.Sizes[len(o.cpo.Sizes)-1], Edits: o.cpo.Edits}
 			mo.Rounds = o.mtlsRounds
 			return mtls.Run(ctx, env, mo)
+		}},
+		{"observe", o.observe, func() (benchkit.Result, error) {
+			oo := observe.Options{Options: o.plugin.Options}
+			oo.Rounds = o.observeRounds
+			return observe.Run(ctx, env, oo)
 		}},
 	}
 	var rs []benchkit.Result

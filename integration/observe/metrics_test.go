@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
+	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
 // missingPlugin is an AuthConfig whose plugin file does not exist: extauth NACKs it.
@@ -35,7 +36,8 @@ spec:
 
 // TestDashboardAndAlertsQueryRealMetrics: every metric the chart's Grafana dashboard and
 // PrometheusRule query is in a real /metrics scrape of a running control plane and
-// extauth, after Checks that allow and deny and a config that extauth rejects.
+// extauth, speaking xDS over mutual TLS as the chart can, after Checks that allow and
+// deny and a config that extauth rejects.
 func TestDashboardAndAlertsQueryRealMetrics(t *testing.T) {
 	root := testbin.Root(t)
 	resources := t.TempDir()
@@ -47,12 +49,18 @@ func TestDashboardAndAlertsQueryRealMetrics(t *testing.T) {
 		writeFile(t, filepath.Join(resources, f), string(b))
 	}
 
+	certs := t.TempDir()
+	if _, err := mtls.Generate(mtls.GenerateOptions{Out: certs, TrustDomain: "cluster.local", Namespace: "gatehouse-system",
+		CALifetime: 24 * time.Hour, Lifetime: 24 * time.Hour}); err != nil {
+		t.Fatal(err)
+	}
 	bin := testbin.Gatehouse(t)
 	xdsAddr, cpAdmin, exAddr, exAdmin := testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t)
-	cp := testbin.Start(t, nil, bin, "controlplane", "--resources", resources, "--xds-listen", xdsAddr, "--admin-listen", cpAdmin)
+	cp := testbin.Start(t, nil, bin, "controlplane", "--resources", resources, "--xds-listen", xdsAddr, "--admin-listen", cpAdmin,
+		"--xds-tls-dir", filepath.Join(certs, mtls.RoleControlplane))
 	testbin.WaitTCP(t, cp, xdsAddr, 20*time.Second)
 	ex := testbin.Start(t, nil, bin, "extauth", "--xds", xdsAddr, "--plugin-dir", plugins(t), "--listen", exAddr,
-		"--admin-listen", exAdmin, "--decision-log", "stdout")
+		"--admin-listen", exAdmin, "--decision-log", "stdout", "--xds-tls-dir", filepath.Join(certs, mtls.RoleExtauth))
 	testbin.WaitTCP(t, ex, exAddr, 20*time.Second)
 
 	conn, err := grpc.NewClient(exAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))

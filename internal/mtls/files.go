@@ -57,6 +57,7 @@ func Load(dir string, log zerolog.Logger) (*Folder, error) {
 		return nil, err
 	}
 	f.checked = time.Now()
+	remember(f)
 	return f, nil
 }
 

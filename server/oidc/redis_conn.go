@@ -77,6 +77,7 @@ func newRedisConn(addrs []string, cache bool) *redisConn {
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
+	openConns.Store(c, struct{}{})
 	go c.connect()
 	return c
 }
@@ -142,6 +143,7 @@ func (c *redisConn) ping(ctx context.Context) error {
 
 func (c *redisConn) close() {
 	c.once.Do(func() {
+		openConns.Delete(c)
 		close(c.stop)
 		<-c.done
 		if cl := c.client.Load(); cl != nil {

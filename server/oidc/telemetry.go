@@ -15,13 +15,14 @@ var storeErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "OIDC session store operations (load, save, delete, first_use) that failed to reach or use Redis; logins and logged-in requests then deny.",
 }, []string{"operation"})
 
-// Collectors are the OIDC step's metrics, for the extauth server's registry. Every
-// operation's series is there from the start, at 0, so that a rate over it is defined.
+// Collectors are the OIDC step's metrics, for the extauth server's registry: store
+// errors, and the health of each session store's Redis. Every operation's error series
+// is there from the start, at 0, so that a rate over it is defined.
 func Collectors() []prometheus.Collector {
 	for _, op := range []string{"load", "save", "delete", "first_use"} {
 		storeErrors.WithLabelValues(op)
 	}
-	return []prometheus.Collector{storeErrors}
+	return []prometheus.Collector{storeErrors, storeHealth{}}
 }
 
 // storeFailed counts a failed store operation and returns err.

@@ -1,12 +1,14 @@
 package telemetry
 
 import (
+	"context"
 	"strconv"
 	"strings"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"go.opentelemetry.io/contrib/propagators/b3"
 	"go.opentelemetry.io/otel/propagation"
+	"google.golang.org/grpc/metadata"
 )
 
 // propagator reads the trace context Envoy sends: W3C traceparent and tracestate, or
@@ -40,10 +42,40 @@ func (headerCarrier) Set(string, string) {}
 // Keys is not needed to extract and returns nothing.
 func (headerCarrier) Keys() []string { return nil }
 
-// parentSampled reads only the sampled flag of the trace context in the headers; known
-// is false when it cannot tell (no trace context, or one that defers the decision), and
-// the propagator then decides.
-func parentSampled(c headerCarrier) (sampled, known bool) {
+// metadataCarrier reads the gRPC metadata of a Check call.
+type metadataCarrier struct{ ctx context.Context }
+
+// Get returns the first value of key ("" when absent).
+func (c metadataCarrier) Get(key string) string {
+	if v := metadata.ValueFromIncomingContext(c.ctx, key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// Set does nothing: the metadata is only read.
+func (metadataCarrier) Set(string, string) {}
+
+// Keys is not needed to extract and returns nothing.
+func (metadataCarrier) Keys() []string { return nil }
+
+// traceCarrier is where a Check's trace context is read: the call's gRPC metadata when
+// it holds one (Envoy, tracing the request, sends its ext_authz span's context there),
+// else the request headers the CheckRequest carries.
+func traceCarrier(ctx context.Context, r *authv3.CheckRequest) propagation.TextMapCarrier {
+	md := metadataCarrier{ctx}
+	for _, k := range []string{"traceparent", "b3", "x-b3-traceid"} {
+		if md.Get(k) != "" {
+			return md
+		}
+	}
+	return headerCarrier{r}
+}
+
+// parentSampled reads only the sampled flag of the trace context in c; known is false
+// when it cannot tell (no trace context, or one that defers the decision), and the
+// propagator then decides.
+func parentSampled(c interface{ Get(string) string }) (sampled, known bool) {
 	if tp := c.Get("traceparent"); tp != "" {
 		// version-traceid-parentid-flags: 00-<32 hex>-<16 hex>-<2 hex>
 		if len(tp) < 55 || tp[52] != '-' {

@@ -26,7 +26,8 @@ type DecisionOptions struct {
 	Emit func(ctx context.Context, e *Entry)
 	// Sample is the share of decided Checks recorded (0 to 1).
 	Sample float64
-	// SampleByConfig overrides Sample for the config_ids it names.
+	// SampleByConfig overrides Sample, and the configs' own shares, for the
+	// config_ids it names.
 	SampleByConfig map[string]float64
 	// PerSecond caps the records written per second, in bursts of as many; the Checks
 	// past it are counted as dropped. 0: no cap.
@@ -50,6 +51,9 @@ type DecisionLog struct {
 	mu      sync.Mutex // orders writes to o.Out
 	written prometheus.Counter
 	dropped prometheus.Counter
+	// configs holds the share of each serving config that sets its own
+	// (decision_log_sample_ratio), as a *configShare by config_id.
+	configs sync.Map
 }
 
 // NewDecisionLog returns a DecisionLog.
@@ -121,12 +125,42 @@ func (r *record) step(name string, took time.Duration) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// share returns the share of config_id id's Checks recorded: SampleByConfig's, else
+// the config's own, else Sample.
+func (l *DecisionLog) share(id string) float64 {
+	if r, ok := l.o.SampleByConfig[id]; ok {
+		return r
+	}
+	if v, ok := l.configs.Load(id); ok {
+		if c := v.(*configShare); c.ctx.Err() == nil {
+			return c.ratio
+		}
+	}
+	return l.o.Sample
+}
+
+// configShare is a config's own share, valid while the context it was built with
+// lives.
+type configShare struct {
+	ctx   context.Context
+	ratio float64
+}
+
+// setConfigShare records the share a config built with ctx sets for its Checks (nil:
+// none, Sample applies), until ctx ends (the config is replaced or removed) or a
+// later build of the same config_id sets another.
+func (l *DecisionLog) setConfigShare(ctx context.Context, id string, ratio *float64) {
+	if ratio == nil {
+		return // the share of the version it replaces ends with that version's ctx
+	}
+	c := &configShare{ctx: ctx, ratio: *ratio}
+	l.configs.Store(id, c)
+	context.AfterFunc(ctx, func() { l.configs.CompareAndDelete(id, c) })
+}
+
 // sample returns a record for a Check of config_id id when it is to be written, or nil.
 func (l *DecisionLog) sample(id string) *record {
-	ratio := l.o.Sample
-	if r, ok := l.o.SampleByConfig[id]; ok {
-		ratio = r
-	}
+	ratio := l.share(id)
 	if ratio <= 0 || ratio < 1 && rand.Float64() >= ratio {
 		return nil
 	}
@@ -162,7 +196,7 @@ func (l *DecisionLog) write(ctx context.Context, rec *record, d *server.Decision
 	}
 	sc := trace.SpanContextFromContext(ctx)
 	if !sc.IsValid() {
-		sc = trace.SpanContextFromContext(propagator.Extract(context.Background(), carrier))
+		sc = trace.SpanContextFromContext(propagator.Extract(context.Background(), traceCarrier(ctx, d.Request)))
 	}
 	if sc.IsValid() {
 		e.TraceID = sc.TraceID().String()

@@ -18,12 +18,15 @@ import (
 
 // Build wraps every step of the chains b builds in a span, and times them through the
 // chain (one clock reading a step) for the step latency histogram and the decision
-// records.
+// records; the decision log takes the config's own share of records, if it sets one.
 func (o *Observer) Build(b server.BuildFunc) server.BuildFunc {
 	return func(ctx context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
 		c, err := b(ctx, cfg)
 		if err != nil || c == nil {
 			return c, err
+		}
+		if o.decisions != nil {
+			o.decisions.setConfigShare(ctx, c.ID, cfg.DecisionLogSampleRatio)
 		}
 		// A step's latency series is made on its first call: a histogram is ~1.7 kB of
 		// buckets and labels, and of 10,000 configs most may never serve a Check.

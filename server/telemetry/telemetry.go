@@ -94,10 +94,11 @@ func (o *Observer) Intercept(ctx context.Context, req any, _ *grpc.UnaryServerIn
 // startCheck opens the Check's span, or returns a nil span when the Check is not traced.
 func (o *Observer) startCheck(ctx context.Context, r *authv3.CheckRequest, id string) (context.Context, trace.Span) {
 	if o.exporting {
-		if sampled, known := parentSampled(headerCarrier{r}); known && !sampled && !o.samplerDecides {
+		carrier := traceCarrier(ctx, r)
+		if sampled, known := parentSampled(carrier); known && !sampled && !o.samplerDecides {
 			return ctx, nil // the parent's decision, read without the allocations of extracting it
 		}
-		ctx = propagator.Extract(ctx, headerCarrier{r})
+		ctx = propagator.Extract(ctx, carrier)
 		if parent := trace.SpanContextFromContext(ctx); !o.samplerDecides &&
 			(parent.IsValid() && !parent.IsSampled() || !parent.IsValid() && !o.sampled()) {
 			return ctx, nil

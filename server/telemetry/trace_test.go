@@ -1,6 +1,7 @@
 package telemetry_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"google.golang.org/grpc/metadata"
 
 	"gatehouse.dev/gatehouse/server/telemetry"
 )
@@ -15,17 +17,22 @@ import (
 const (
 	traceID    = "4bf92f3577b34da6a3ce929d0e0e4736"
 	parentSpan = "00f067aa0ba902b7"
+	clientSpan = "b7ad6b7169203331" // the downstream client's, in the request headers
 )
 
 // TestCheckContinuesEnvoysTrace: with an exporter, a Check continues the trace whose
-// context Envoy sent, W3C or B3, and follows its sampling decision; its steps are its
+// context Envoy sent, W3C or B3, in the call's gRPC metadata (Envoy tracing the request)
+// or else in the request headers, and follows its sampling decision; its steps are its
 // children. A Check without a parent is traced at the configured ratio.
 func TestCheckContinuesEnvoysTrace(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		headers map[string]string
 		raw     bool // headers in header_map, as Envoy's encode_raw_headers sends them
-		ratio   float64
+		// md is the call's gRPC metadata, where Envoy sends its ext_authz span's context
+		// when it traces the request.
+		md    map[string]string
+		ratio float64
 		// wantParent is the parent span of the Check span ("" for none); wantSpans
 		// false means nothing was recorded.
 		wantSpans  bool
@@ -46,6 +53,11 @@ func TestCheckContinuesEnvoysTrace(t *testing.T) {
 		{name: "b3 debug", headers: map[string]string{"x-b3-traceid": traceID, "x-b3-spanid": parentSpan, "x-b3-flags": "1"},
 			wantSpans: true, wantParent: parentSpan},
 		{name: "b3 deferred, ratio 0", headers: map[string]string{"b3": traceID + "-" + parentSpan}},
+		{name: "gRPC metadata, over the client's header", md: map[string]string{"traceparent": "00-" + traceID + "-" + parentSpan + "-01"},
+			headers: map[string]string{"traceparent": "00-" + traceID + "-" + clientSpan + "-01"}, wantSpans: true, wantParent: parentSpan},
+		{name: "gRPC metadata not sampled", ratio: 1, md: map[string]string{"traceparent": "00-" + traceID + "-" + parentSpan + "-00"},
+			headers: map[string]string{"traceparent": "00-" + traceID + "-" + clientSpan + "-01"}},
+		{name: "gRPC metadata b3", md: map[string]string{"b3": traceID + "-" + parentSpan + "-1"}, wantSpans: true, wantParent: parentSpan},
 		{name: "no parent, ratio 0"},
 		{name: "no parent, ratio 1", ratio: 1, wantSpans: true},
 	} {
@@ -66,7 +78,13 @@ func TestCheckContinuesEnvoysTrace(t *testing.T) {
 				}
 				h.Headers = nil
 			}
-			check(t, c, req)
+			ctx := context.Background()
+			for k, v := range tc.md {
+				ctx = metadata.AppendToOutgoingContext(ctx, k, v)
+			}
+			if _, err := c.Check(ctx, req); err != nil {
+				t.Fatal(err)
+			}
 			spans := rec.Ended()
 			if !tc.wantSpans {
 				if len(spans) != 0 {

@@ -36,8 +36,12 @@ type ExtAuthConfig struct {
 	Steps    []*Step `protobuf:"bytes,2,rep,name=steps,proto3" json:"steps,omitempty"`
 	// request_timeout bounds one Check (Settings spec.extauth.requestTimeout).
 	RequestTimeout *durationpb.Duration `protobuf:"bytes,3,opt,name=request_timeout,json=requestTimeout,proto3" json:"request_timeout,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// decision_log_sample_ratio, when set, is the share (0 to 1) of this config's
+	// decided Checks that extauth's decision log records (AuthConfig
+	// spec.decisionLog.sampleRatio), in place of its global share.
+	DecisionLogSampleRatio *float64 `protobuf:"fixed64,4,opt,name=decision_log_sample_ratio,json=decisionLogSampleRatio,proto3,oneof" json:"decision_log_sample_ratio,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ExtAuthConfig) Reset() {
@@ -89,6 +93,13 @@ func (x *ExtAuthConfig) GetRequestTimeout() *durationpb.Duration {
 		return x.RequestTimeout
 	}
 	return nil
+}
+
+func (x *ExtAuthConfig) GetDecisionLogSampleRatio() float64 {
+	if x != nil && x.DecisionLogSampleRatio != nil {
+		return *x.DecisionLogSampleRatio
+	}
+	return 0
 }
 
 // Step is one entry of AuthConfig spec.configs.
@@ -661,11 +672,13 @@ var File_extauth_v1_extauth_proto protoreflect.FileDescriptor
 
 const file_extauth_v1_extauth_proto_rawDesc = "" +
 	"\n" +
-	"\x18extauth/v1/extauth.proto\x12\x14gatehouse.extauth.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xa2\x01\n" +
+	"\x18extauth/v1/extauth.proto\x12\x14gatehouse.extauth.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x80\x02\n" +
 	"\rExtAuthConfig\x12\x1b\n" +
 	"\tconfig_id\x18\x01 \x01(\tR\bconfigId\x120\n" +
 	"\x05steps\x18\x02 \x03(\v2\x1a.gatehouse.extauth.v1.StepR\x05steps\x12B\n" +
-	"\x0frequest_timeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x0erequestTimeout\"\xba\x01\n" +
+	"\x0frequest_timeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x0erequestTimeout\x12>\n" +
+	"\x19decision_log_sample_ratio\x18\x04 \x01(\x01H\x00R\x16decisionLogSampleRatio\x88\x01\x01B\x1c\n" +
+	"\x1a_decision_log_sample_ratio\"\xba\x01\n" +
 	"\x04Step\x12C\n" +
 	"\vplugin_auth\x18\x01 \x01(\v2 .gatehouse.extauth.v1.PluginAuthH\x00R\n" +
 	"pluginAuth\x12e\n" +
@@ -766,6 +779,7 @@ func file_extauth_v1_extauth_proto_init() {
 	if File_extauth_v1_extauth_proto != nil {
 		return
 	}
+	file_extauth_v1_extauth_proto_msgTypes[0].OneofWrappers = []any{}
 	file_extauth_v1_extauth_proto_msgTypes[1].OneofWrappers = []any{
 		(*Step_PluginAuth)(nil),
 		(*Step_OidcAuthorizationCode)(nil),

@@ -13,6 +13,18 @@
 {{- end }}
 {{- end }}
 
+{{/* gatehouse.proxyCollector: host:port of the OTLP/gRPC receiver the gateway proxies
+send spans to: otlp.proxyCollector, else otlp.endpoint's host:port when it is
+http://host:port with protocol grpc, else empty (the proxies do not trace). */}}
+{{- define "gatehouse.proxyCollector" -}}
+{{- $otlp := .Values.observability.otlp -}}
+{{- if $otlp.proxyCollector -}}
+{{- $otlp.proxyCollector -}}
+{{- else if and (hasPrefix "http://" $otlp.endpoint) (eq ($otlp.protocol | default "grpc") "grpc") -}}
+{{- trimPrefix "http://" $otlp.endpoint | trimSuffix "/" -}}
+{{- end -}}
+{{- end }}
+
 {{/* gatehouse.observeArgs: extauth's trace and decision log flags. */}}
 {{- define "gatehouse.observeArgs" -}}
 {{- $o := .Values.observability -}}

@@ -1,0 +1,193 @@
+// Package observe is the observability section of `make bench`: what tracing and
+// decision logs cost a Check. `gatehouse extauth` runs three times on the plugin
+// section's one-step chain — tracing off, tracing on at 1 % with spans exported over
+// OTLP to a receiver in the bench, and decision logs on — beside the bare server, all
+// under ghz, the four alternated within each round.
+package observe
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+	"gatehouse.dev/gatehouse/integration/bench/checkload"
+)
+
+// Section is where the section's text goes in BENCHMARKS.md.
+var Section = benchkit.Section{Name: "observe", Heading: "## Observability: what tracing and decision logs cost a Check\n\n"}
+
+// Options are the section's flags.
+type Options struct {
+	checkload.Options
+}
+
+// The servers the section loads.
+const (
+	serverBare   = "bare"
+	serverOff    = "off"
+	serverTraced = "traced"
+	serverLogged = "logged"
+)
+
+// traceRatio is the share of Checks the traced server records and exports.
+const traceRatio = 0.01
+
+// result is what the section measured.
+type result struct {
+	Rounds  int
+	Pinned  bool
+	Runs    []checkload.Measurement
+	Spans   int64 // extauth.Check spans the receiver got from the traced server
+	Checks  int64 // Checks the traced server answered in measured runs
+	Records int64 // decision records the logged server wrote, warm-ups included
+	LoadAvg [2]string
+}
+
+// Run starts the four servers and loads them, alternated, o.Rounds times.
+func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, error) {
+	dir := filepath.Join(env.Tmp, "observe")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return benchkit.Result{}, err
+	}
+	res := &result{Rounds: o.Rounds, Pinned: benchkit.CanPin(), LoadAvg: [2]string{loadAvg(), ""}}
+	if res.Pinned {
+		release, err := benchkit.PinClients(ctx)
+		if err != nil {
+			return benchkit.Result{}, err
+		}
+		defer release()
+	}
+	recv, err := startReceiver()
+	if err != nil {
+		return benchkit.Result{}, err
+	}
+	defer recv.stop()
+	servers, err := startServers(ctx, env, dir, recv.addr)
+	for _, s := range servers {
+		if s != nil && s.Proc != nil {
+			defer env.Procs.Stop(s.Proc)
+		}
+	}
+	if err != nil {
+		return benchkit.Result{}, err
+	}
+	l, err := checkload.NewLoader(ctx, env, dir, o.Options)
+	if err != nil {
+		return benchkit.Result{}, err
+	}
+	if err := l.SetRequest("allow", checkload.CheckRequest(checkload.ConfigID, "alpha")); err != nil {
+		return benchkit.Result{}, err
+	}
+	spansBefore := recv.checkSpans()
+	for round := 1; round <= o.Rounds; round++ {
+		// Two pairs a round, each loaded in turn; odd rounds run them forwards, even
+		// rounds backwards, so no server always goes first.
+		pairs := [][2]*checkload.Server{{servers[serverBare], servers[serverOff]}, {servers[serverTraced], servers[serverLogged]}}
+		if round%2 == 0 {
+			pairs = [][2]*checkload.Server{{servers[serverLogged], servers[serverTraced]}, {servers[serverOff], servers[serverBare]}}
+		}
+		for _, p := range pairs {
+			runs, err := l.Measure(ctx, checkload.Phase{Base: p[0], Server: p[1], Loads: []string{"allow"}}, 0, 1)
+			if err != nil {
+				return benchkit.Result{}, err
+			}
+			for i := range runs {
+				runs[i].Round = round
+				if runs[i].Server == serverTraced {
+					res.Checks += runs[i].Count
+				}
+			}
+			res.Runs = append(res.Runs, runs...)
+		}
+		benchkit.Progress("observe: round %d/%d done", round, o.Rounds)
+	}
+	res.LoadAvg[1] = loadAvg()
+	// Stopping the traced server sends the spans it still holds; the warm-ups' spans
+	// count too, as the receiver cannot tell them apart.
+	env.Procs.Stop(servers[serverTraced].Proc)
+	res.Spans = recv.checkSpans() - spansBefore
+	if res.Spans == 0 {
+		return benchkit.Result{}, fmt.Errorf("observe: the traced server exported no extauth.Check span in %d Checks", res.Checks)
+	}
+	if res.Records, err = countRecords(filepath.Join(dir, serverLogged+".log")); err != nil {
+		return benchkit.Result{}, err
+	}
+	if res.Records == 0 {
+		return benchkit.Result{}, fmt.Errorf("observe: the logged server wrote no decision record")
+	}
+	_, ghzVersion, err := env.Ghz(ctx)
+	if err != nil {
+		return benchkit.Result{}, err
+	}
+	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: res.goals()}
+	r.Markdown = res.markdown(env.Measured(", ghz "+ghzVersion), o)
+	return r, nil
+}
+
+// startServers starts the bare server and the three extauth configurations, each
+// pinned to benchkit.ServerCPU, and waits until each answers the chain as measured.
+func startServers(ctx context.Context, env *benchkit.Env, dir, otlp string) (map[string]*checkload.Server, error) {
+	cfg, err := checkload.WriteChainConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	servers := map[string]*checkload.Server{}
+	if servers[serverBare], err = checkload.StartBare(env, dir); err != nil {
+		return nil, err
+	}
+	common := []string{"--config", cfg, "--plugin-dir", env.Bins.PluginDir}
+	for _, s := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{serverOff, []string{"OTEL_TRACES_EXPORTER=none"}, []string{"--trace-sample-ratio", "0"}},
+		{serverTraced, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + otlp, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_TRACES_SAMPLER="},
+			[]string{"--trace-sample-ratio", fmt.Sprint(traceRatio)}},
+		{serverLogged, []string{"OTEL_TRACES_EXPORTER=none"}, []string{"--trace-sample-ratio", "0", "--decision-log", "stdout", "--decision-log-rate", "0"}},
+	} {
+		if servers[s.name], err = startExtauth(env, dir, s.name, s.env, append(common, s.args...)); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range servers {
+		if err := checkload.WaitChain(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	return servers, nil
+}
+
+// startExtauth is checkload.StartExtauth with more environment: `gatehouse extauth`
+// on benchkit.ServerCPU, its output (and decision records) in dir/NAME.log.
+func startExtauth(env *benchkit.Env, dir, name string, extraEnv, args []string) (*checkload.Server, error) {
+	addrs, err := benchkit.FreeAddrs(1)
+	if err != nil {
+		return nil, err
+	}
+	s := &checkload.Server{Name: name, Addr: addrs[0]}
+	bin, argv := benchkit.Pinned(benchkit.ServerCPU, env.Bins.Gatehouse, append([]string{"extauth", "--listen", s.Addr}, args...)...)
+	s.Proc, err = env.Procs.Start("gatehouse ("+name+")", filepath.Join(dir, name+".log"), append(benchkit.ServerEnv(), extraEnv...), bin, argv...)
+	return s, err
+}
+
+// countRecords counts the decision records in a log file.
+func countRecords(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	return int64(strings.Count(string(b), `"decision":"`)), nil
+}
+
+// loadAvg is the first three fields of /proc/loadavg, or "unknown".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
