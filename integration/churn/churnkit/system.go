@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -201,7 +204,10 @@ func (s *System) KillControlPlane() error {
 }
 
 // RestartExtauth restarts replica i as a rolling update does: SIGTERM, its exit, a new
-// process on the same address, and its readiness.
+// process on the same address, its readiness, and its return to the gateway's rotation
+// (the gateway sends it Checks), before which a rollout must not stop the next replica:
+// the gateway's health check re-admits a replica within its interval, and with panic
+// mode off the ext_authz cluster would meanwhile have no healthy replica.
 func (s *System) RestartExtauth(ctx context.Context, i int) error {
 	s.mu.Lock()
 	p := s.ex[i]
@@ -211,7 +217,45 @@ func (s *System) RestartExtauth(ctx context.Context, i int) error {
 	if err := p.Exited(); err == nil {
 		return errors.New("extauth: still running after Stop")
 	}
-	return s.startExtauth(ctx, i)
+	if err := s.startExtauth(ctx, i); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	p = s.ex[i]
+	s.mu.Unlock()
+	return benchkit.Poll(ctx, p, settle, 20*time.Millisecond, func(context.Context) error {
+		n, err := s.checks(i)
+		if err == nil && n == 0 {
+			err = fmt.Errorf("extauth %d: sent no Check yet", i)
+		}
+		return err
+	})
+}
+
+// checks is how many Checks replica i answered, by its metrics.
+func (s *System) checks(i int) (int, error) {
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + s.extauthAdmin[i] + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	n := 0.0
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "gatehouse_extauth_checks_total{"); ok {
+			if _, v, ok := strings.Cut(rest, "} "); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					return 0, fmt.Errorf("extauth %d: /metrics: %q: %w", i, line, err)
+				}
+				n += f
+			}
+		}
+	}
+	return int(n), nil
 }
 
 // SwapPlugin renames the next build of SwapPlugin over the one serving.
