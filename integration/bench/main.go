@@ -2,7 +2,7 @@
 // -write, puts each section's text in BENCHMARKS.md between its bench:NAME markers,
 // stores its goals in integration/bench/results/NAME.json and rebuilds from those
 // files the goal table BENCHMARKS.md opens with. Every process it starts is stopped
-// by pid. Sections: plugin, oidc, pluginload, devloop, controlplane, mtls (see
+// by pid. Sections: plugin, oidc, pluginload, devloop, controlplane, mtls, churn (see
 // BENCHMARKS.md for what each measures).
 //
 //	go run ./integration/bench                                  # every section
@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+	"gatehouse.dev/gatehouse/integration/bench/churn"
 )
 
 func main() {
@@ -51,7 +52,17 @@ func main() {
 	flag.StringVar(&o.cpo.ExtauthHeap, "cp-extauth-heap", "", "write the heap profile of `gatehouse extauth --xds` serving every AuthConfig to this file")
 	flag.BoolVar(&o.doMTLS, "mtls", true, "the mtls section: plain text against mutual TLS, control plane and Check")
 	flag.IntVar(&o.mtlsRounds, "mtls-rounds", 5, "rounds of the mtls section, each running both modes")
-	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls)")
+	o.churn = churn.Defaults()
+	c := &o.churn
+	flag.BoolVar(&o.doChurn, "churn", true, "the churn section: changes, a plugin swap, a control-plane SIGKILL and extauth restarts under traffic through the gateway, every answer judged")
+	flag.IntVar(&c.Routes, "churn-routes", c.Routes, "routes loaded before the churn (half secured)")
+	flag.DurationVar(&c.Duration, "churn-duration", c.Duration, "how long the churn runs")
+	flag.IntVar(&c.Rate, "churn-rate", c.Rate, "steady requests a second through the gateway")
+	flag.IntVar(&c.New, "churn-new", c.New, "new secured routes during the churn")
+	flag.IntVar(&c.Edits, "churn-edits", c.Edits, "AuthConfig edits during the churn")
+	flag.IntVar(&c.Deletes, "churn-deletes", c.Deletes, "route removals during the churn")
+	flag.BoolVar(&c.Pin, "churn-pin", c.Pin, "run the churn's servers on CPU 1 and its load on CPU 0")
+	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls,churn)")
 	flag.BoolVar(&o.write, "write", false, "update the sections this run measured in -file, their results in -results, and the goal table")
 	flag.BoolVar(&o.table, "table", false, "measure nothing: print (with -write, rewrite) the goal table from the stored results")
 	flag.StringVar(&o.file, "file", "", "benchmarks file (default BENCHMARKS.md at the module root)")
@@ -85,7 +96,7 @@ func (o *options) validate() error {
 			}
 		}
 		on := func(name string) bool { return slices.Contains(want, name) }
-		o.pluginSection, o.oidc, o.cp, o.doMTLS = on("plugin"), on("oidc"), on("controlplane"), on("mtls")
+		o.pluginSection, o.oidc, o.cp, o.doMTLS, o.doChurn = on("plugin"), on("oidc"), on("controlplane"), on("mtls"), on("churn")
 		if !on("pluginload") {
 			o.swaps = 0
 		}
@@ -103,6 +114,9 @@ func (o *options) validate() error {
 		return errors.New("-rate-rounds, -unpinned-rounds, -devloop-rounds and -swaps: use 0 to skip, or more")
 	case o.oidcProfile != "" && !o.oidc:
 		return errors.New("-oidc-profile profiles the OIDC section's cookie load: it needs -oidc")
+	case o.doChurn && (o.churn.Routes < 4 || o.churn.Duration < time.Second || o.churn.Rate < 1 || o.churn.New < 0 || o.churn.Edits < 0 || o.churn.Deletes < 0 ||
+		o.churn.Edits+o.churn.Deletes > o.churn.Routes/2 || o.churn.New+o.churn.Edits+o.churn.Deletes < 1):
+		return errors.New("-churn-routes at least 4, -churn-duration at least 1s, -churn-rate at least 1, -churn-new, -churn-edits, -churn-deletes 0 or more, at least one change, and edits plus removals at most half the routes")
 	case o.cpo.Churn < 0 || o.cpo.ChurnRate < 1:
 		return fmt.Errorf("-cp-churn %s -cp-churn-rate %d: use a duration >= 0 and a rate >= 1", o.cpo.Churn, o.cpo.ChurnRate)
 	}

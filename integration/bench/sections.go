@@ -7,6 +7,7 @@ import (
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 	"gatehouse.dev/gatehouse/integration/bench/checkload"
+	"gatehouse.dev/gatehouse/integration/bench/churn"
 	"gatehouse.dev/gatehouse/integration/bench/controlplane"
 	"gatehouse.dev/gatehouse/integration/bench/devloop"
 	"gatehouse.dev/gatehouse/integration/bench/mtls"
@@ -16,7 +17,7 @@ import (
 )
 
 // sections are every section, in the order they run and the goal table lists them.
-var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section}
+var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section, churn.Section}
 
 // options are the command-line flags.
 type options struct {
@@ -26,6 +27,8 @@ type options struct {
 	swaps, devRounds, mtlsRounds    int
 	cpSizes, only, file, results    string
 	cpo                             controlplane.Options
+	doChurn                         bool
+	churn                           churn.Options
 	write, table                    bool
 }
 
@@ -92,6 +95,11 @@ func measure(ctx context.Context, o options, root string) ([]benchkit.Result, er
 		mo.Rounds = o.mtlsRounds
 		if err := add(mtls.Run(ctx, env, mo)); err != nil {
 			return nil, fmt.Errorf("mtls: %w", err)
+		}
+	}
+	if o.doChurn {
+		if err := add(churn.Run(ctx, env, o.churn)); err != nil {
+			return nil, fmt.Errorf("churn: %w", err)
 		}
 	}
 	return rs, nil
