@@ -126,7 +126,7 @@ func New(o Options) *Pipeline {
 		o.PublishChanged = func(role string, r xds.Resources, _ xds.Changed) error { return publish(role, cloneResources(r)) }
 	}
 	p := &Pipeline{o: o, valid: validate.New(), cache: translate.NewCache(), first: true, nacks: nackBook{}, regate: make(chan struct{}, 1)}
-	p.gate = newGate(o.Log, o.AckBound, o.ExtauthAcked)
+	p.gate = newGate(o.Log, o.AckBound, o.ExtauthAcked, servedBefore(o.Memory))
 	p.retain = retainer{bound: p.gate.bound, caughtUp: o.ProxiesCaughtUp}
 	return p
 }
