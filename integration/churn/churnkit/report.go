@@ -20,6 +20,17 @@ func (r *Run) Windows(what string) []time.Duration {
 	return out
 }
 
+// CalmWindows are Windows(what) during which no disturbance was under way.
+func (r *Run) CalmWindows(what string) []time.Duration {
+	var out []time.Duration
+	for _, w := range r.Verdict.Windows {
+		if w.What == what && w.Closed && !slices.ContainsFunc(r.Events, func(e Event) bool { return !e.Start.After(w.End) && !e.End.Before(w.At) }) {
+			out = append(out, w.Took())
+		}
+	}
+	return out
+}
+
 // Unclosed are the changes never seen to take effect.
 func (r *Run) Unclosed() []Window {
 	var out []Window
@@ -31,21 +42,28 @@ func (r *Run) Unclosed() []Window {
 	return out
 }
 
-// Cause names what went on around t: the disturbance under way then, or the last one
-// that began before it (with how long before), or "steady churn".
-func (r *Run) Cause(t time.Time) string {
+// Cause names what went on from t to end (end may be t): each disturbance under way
+// meanwhile, with when it began relative to t, or else the last one that ended within
+// ten seconds before t, or "steady churn".
+func (r *Run) Cause(t, end time.Time) string {
+	var during []string
 	var last *Event
 	for i, e := range r.Events {
-		if !e.Start.After(t) {
-			if !e.End.Before(t) {
-				return fmt.Sprintf("during the %s (%s after it began)", e.Name, ms(t.Sub(e.Start)))
+		switch {
+		case !e.Start.After(end) && !e.End.Before(t):
+			rel := fmt.Sprintf("%s after it began", ms(t.Sub(e.Start)))
+			if e.Start.After(t) {
+				rel = fmt.Sprintf("began %s later", ms(e.Start.Sub(t)))
 			}
-			if last == nil || e.Start.After(last.Start) {
-				last = &r.Events[i]
-			}
+			during = append(during, fmt.Sprintf("during the %s (%s)", e.Name, rel))
+		case e.End.Before(t) && (last == nil || e.End.After(last.End)):
+			last = &r.Events[i]
 		}
 	}
-	if last != nil && t.Sub(last.End) < 10*time.Second {
+	switch {
+	case len(during) > 0:
+		return strings.Join(during, "; ")
+	case last != nil && t.Sub(last.End) < 10*time.Second:
 		return fmt.Sprintf("%s after the %s was done", ms(t.Sub(last.End)), last.Name)
 	}
 	return "steady churn"
@@ -65,13 +83,16 @@ func (r *Run) Summary(maxWrong int) string {
 	fmt.Fprintf(&b, "| 5xx or no answer | wrongly allowed | wrongly denied | wrong status of a denial | changes never seen to take effect |\n|---:|---:|---:|---:|---:|\n| %d | %d | %d | %d | %d |\n\n",
 		v.Failed, v.WronglyAllowed, v.WronglyDenied, v.WrongStatuses, len(r.Unclosed()))
 	b.WriteString("| from files written to the first answer of the new state | changes | p50 | p99 | slowest |\n|---|---:|---:|---:|---:|\n")
-	for _, k := range []struct{ what, name string }{{"new", "new secured route"}, {"edit", "AuthConfig edit (its window)"}, {"delete", "route removal"}} {
-		ds := r.Windows(k.what)
+	row := func(name string, ds []time.Duration) {
 		if len(ds) == 0 {
-			fmt.Fprintf(&b, "| %s | 0 | | | |\n", k.name)
-			continue
+			fmt.Fprintf(&b, "| %s | 0 | | | |\n", name)
+			return
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", k.name, len(ds), ms(benchkit.Percentile(ds, 50)), ms(benchkit.Percentile(ds, 99)), ms(slices.Max(ds)))
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", name, len(ds), ms(benchkit.Percentile(ds, 50)), ms(benchkit.Percentile(ds, 99)), ms(slices.Max(ds)))
+	}
+	for _, k := range []struct{ what, name string }{{"new", "new secured route"}, {"edit", "AuthConfig edit (its window)"}, {"delete", "route removal"}} {
+		row(k.name, r.Windows(k.what))
+		row(k.name+", no disturbance under way", r.CalmWindows(k.what))
 	}
 	b.WriteString("\nDisturbances: ")
 	var evs []string
@@ -79,16 +100,16 @@ func (r *Run) Summary(maxWrong int) string {
 		evs = append(evs, fmt.Sprintf("%s at %s, done in %s", e.Name, ms(e.Start.Sub(r.Start)), ms(e.End.Sub(e.Start))))
 	}
 	b.WriteString(strings.Join(evs, "; ") + ".\n\n")
-	b.WriteString("Worst cases (the slowest windows of each kind, and what went on when their files were written):\n\n")
+	b.WriteString("Worst cases (the slowest windows of each kind, and what went on while they were open):\n\n")
 	for _, what := range []string{"new", "edit", "delete"} {
 		ws := slices.DeleteFunc(slices.Clone(v.Windows), func(w Window) bool { return w.What != what || !w.Closed })
 		slices.SortFunc(ws, func(a, b Window) int { return int(b.Took() - a.Took()) })
 		for _, w := range ws[:min(3, len(ws))] {
-			fmt.Fprintf(&b, "- %s %s, route %d (%s → %s), written at %s: %s\n", what, ms(w.Took()), w.Route, w.From, w.To, ms(w.At.Sub(r.Start)), r.Cause(w.At))
+			fmt.Fprintf(&b, "- %s %s, route %d (%s → %s), written at %s: %s\n", what, ms(w.Took()), w.Route, w.From, w.To, ms(w.At.Sub(r.Start)), r.Cause(w.At, w.End))
 		}
 	}
 	for _, w := range r.Unclosed() {
-		fmt.Fprintf(&b, "- never seen to take effect: %s of route %d (%s → %s), written at %s: %s\n", w.What, w.Route, w.From, w.To, ms(w.At.Sub(r.Start)), r.Cause(w.At))
+		fmt.Fprintf(&b, "- never seen to take effect: %s of route %d (%s → %s), written at %s: %s\n", w.What, w.Route, w.From, w.To, ms(w.At.Sub(r.Start)), r.Cause(w.At, r.End))
 	}
 	if len(v.Wrong) > 0 {
 		fmt.Fprintf(&b, "\nWrong answers (%d; the first %d):\n\n", len(v.Wrong), min(maxWrong, len(v.Wrong)))
@@ -102,7 +123,7 @@ func (r *Run) Summary(maxWrong int) string {
 				kind = "poller"
 			}
 			fmt.Fprintf(&b, "- %s: route %d, %s (%s), sent at %s, answered %s after: %s, want one of %v; %s\n",
-				w.Class, w.Route, w.Req, kind, ms(w.Sent.Sub(r.Start)), ms(w.Recv.Sub(w.Sent)), got, w.Acceptable, r.Cause(w.Sent))
+				w.Class, w.Route, w.Req, kind, ms(w.Sent.Sub(r.Start)), ms(w.Recv.Sub(w.Sent)), got, w.Acceptable, r.Cause(w.Sent, w.Recv))
 		}
 	}
 	return b.String()
