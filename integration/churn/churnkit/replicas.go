@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
@@ -18,10 +19,13 @@ import (
 type replicas struct {
 	clients []authv3.AuthorizationClient
 	conns   []*grpc.ClientConn
+	// answered counts, per replica, the Checks sent straight that were answered, so
+	// that those can be told from the gateway's in the replica's metrics.
+	answered []atomic.Int64
 }
 
 func dialReplicas(addrs []string) (*replicas, error) {
-	r := &replicas{}
+	r := &replicas{answered: make([]atomic.Int64, len(addrs))}
 	for _, a := range addrs {
 		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
@@ -64,6 +68,9 @@ func (r *replicas) check(ctx context.Context, k, i int, q Req) Record {
 		rec.Status = http.StatusOK
 	default:
 		rec.Status = http.StatusForbidden
+	}
+	if err == nil {
+		r.answered[k].Add(1)
 	}
 	return rec
 }

@@ -57,11 +57,7 @@ func Do(ctx context.Context, s *System, o Options) (*Run, error) {
 	rng := rand.New(rand.NewPCG(o.Seed, 1))
 	rs := newRoutes(s.Dir, o.Routes)
 	c := newClient(s.gateway, s.key.token)
-	direct, err := dialReplicas(s.extauth)
-	if err != nil {
-		return nil, err
-	}
-	defer direct.close()
+	direct := s.direct
 	var rec recorder
 	run := &Run{Options: o, Start: time.Now()}
 	ctx, cancel := context.WithCancel(ctx)

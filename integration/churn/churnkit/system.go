@@ -44,6 +44,7 @@ type System struct {
 	steady                 []*benchkit.Proc // the gateway and the upstream, never restarted
 	starts                 map[string]int
 	key                    signingKey
+	direct                 *replicas // Checks sent to the replicas straight
 }
 
 // Initial is route i's state when a run starts: route 1 is the JWT route, the other
@@ -113,6 +114,9 @@ func StartSystem(ctx context.Context, tmp string, bins Bins, routes, replicas in
 		return nil, err
 	}
 	if err := s.startControlPlane(); err != nil {
+		return nil, err
+	}
+	if s.direct, err = dialReplicas(s.extauth); err != nil {
 		return nil, err
 	}
 	s.ex = make([]*benchkit.Proc, replicas)
@@ -214,6 +218,8 @@ func (s *System) RestartExtauth(ctx context.Context, i int) error {
 	s.ex[i] = nil // down on purpose: Alive does not count it
 	s.mu.Unlock()
 	s.procs.Stop(p) // SIGTERM, and SIGKILL only past 5 s
+	// Checks answered straight from now on were answered by the new process.
+	direct := s.direct.answered[i].Load()
 	if err := p.Exited(); err == nil {
 		return errors.New("extauth: still running after Stop")
 	}
@@ -225,8 +231,8 @@ func (s *System) RestartExtauth(ctx context.Context, i int) error {
 	s.mu.Unlock()
 	return benchkit.Poll(ctx, p, settle, 20*time.Millisecond, func(context.Context) error {
 		n, err := s.checks(i)
-		if err == nil && n == 0 {
-			err = fmt.Errorf("extauth %d: sent no Check yet", i)
+		if err == nil && n <= int(s.direct.answered[i].Load()-direct) {
+			err = fmt.Errorf("extauth %d: the gateway sent it no Check yet", i)
 		}
 		return err
 	})
@@ -301,7 +307,12 @@ func (s *System) Pids() map[string]int {
 func (s *System) LogDir() string { return s.logDir }
 
 // Stop stops every process, by pid.
-func (s *System) Stop() { s.procs.StopAll() }
+func (s *System) Stop() {
+	s.procs.StopAll()
+	if s.direct != nil {
+		s.direct.close()
+	}
+}
 
 func copyFile(from, to string) error {
 	b, err := os.ReadFile(from)
