@@ -120,7 +120,7 @@ func Do(ctx context.Context, s *System, o Options) (*Run, error) {
 		disturb(0.2, "new "+SwapPlugin+".so", s.SwapPlugin)
 	}
 	if o.KillControlPlane {
-		disturb(0.4, "control plane SIGKILL and restart", s.KillControlPlane)
+		disturb(0.4, "control plane SIGKILL and restart (until its first run is published)", func() error { return s.KillControlPlane(ctx) })
 	}
 	if o.RestartExtauth > 0 {
 		disturb(0.6, "rolling restart of extauth", func() error {

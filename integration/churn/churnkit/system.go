@@ -35,7 +35,8 @@ type System struct {
 	pin                    bool
 	Dir, pluginDir, logDir string
 	env                    []string
-	xds, gateway, upstream string
+	xds, cpAdmin           string
+	gateway, upstream      string
 	extauth, extauthAdmin  []string
 	procs                  benchkit.Procs
 	mu                     sync.Mutex
@@ -89,12 +90,12 @@ func StartSystem(ctx context.Context, tmp string, bins Bins, routes, replicas in
 	if err := copyFile(bins.SwapVersions[0], filepath.Join(s.pluginDir, SwapPlugin+".so")); err != nil {
 		return nil, err
 	}
-	addrs, err := benchkit.FreeAddrs(3 + 2*replicas)
+	addrs, err := benchkit.FreeAddrs(4 + 2*replicas)
 	if err != nil {
 		return nil, err
 	}
-	s.xds, s.gateway, s.upstream = addrs[0], addrs[1], addrs[2]
-	s.extauth, s.extauthAdmin = addrs[3:3+replicas], addrs[3+replicas:]
+	s.xds, s.cpAdmin, s.gateway, s.upstream = addrs[0], addrs[1], addrs[2], addrs[3]
+	s.extauth, s.extauthAdmin = addrs[4:4+replicas], addrs[4+replicas:]
 	files := map[string]string{
 		"upstreams.yaml": upstreamYAML(Namespace, "echo", s.upstream) + "---\n" + upstreamYAML("gatehouse-system", "extauth", s.extauth...),
 		"settings.yaml":  settingsYAML("2s"),
@@ -159,7 +160,7 @@ func (s *System) start(name, bin string, args ...string) (*benchkit.Proc, error)
 }
 
 func (s *System) startControlPlane() error {
-	p, err := s.start("controlplane", s.bins.Gatehouse, "controlplane", "--resources", s.Dir, "--xds-listen", s.xds, "--admin-listen", "")
+	p, err := s.start("controlplane", s.bins.Gatehouse, "controlplane", "--resources", s.Dir, "--xds-listen", s.xds, "--admin-listen", s.cpAdmin)
 	if err != nil {
 		return err
 	}
@@ -193,9 +194,10 @@ func (s *System) startExtauth(ctx context.Context, i int) error {
 	})
 }
 
-// KillControlPlane ends the control plane with SIGKILL, as a crash would, and starts
-// it again on the same folder and addresses at once.
-func (s *System) KillControlPlane() error {
+// KillControlPlane ends the control plane with SIGKILL, as a crash would, starts it
+// again on the same folder and addresses at once, and returns once its first run is
+// published.
+func (s *System) KillControlPlane(ctx context.Context) error {
 	s.mu.Lock()
 	p := s.cp
 	s.cp = nil // down on purpose: Alive does not count it
@@ -204,7 +206,19 @@ func (s *System) KillControlPlane() error {
 		return err
 	}
 	s.procs.Stop(p) // reaps it (it is gone already)
-	return s.startControlPlane()
+	if err := s.startControlPlane(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	p = s.cp
+	s.mu.Unlock()
+	return benchkit.Poll(ctx, p, settle, 20*time.Millisecond, func(context.Context) error {
+		runs, err := metric(s.cpAdmin, "gatehouse_controlplane_snapshot_version")
+		if err == nil && runs < 1 {
+			err = errors.New("control plane: no run published yet")
+		}
+		return err
+	})
 }
 
 // RestartExtauth restarts replica i as a rolling update does: SIGTERM, its exit, a new
@@ -240,7 +254,13 @@ func (s *System) RestartExtauth(ctx context.Context, i int) error {
 
 // checks is how many Checks replica i answered, by its metrics.
 func (s *System) checks(i int) (int, error) {
-	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + s.extauthAdmin[i] + "/metrics")
+	n, err := metric(s.extauthAdmin[i], "gatehouse_extauth_checks_total")
+	return int(n), err
+}
+
+// metric is the sum of every series of the metric name at admin's /metrics.
+func metric(admin, name string) (float64, error) {
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + admin + "/metrics")
 	if err != nil {
 		return 0, err
 	}
@@ -251,17 +271,21 @@ func (s *System) checks(i int) (int, error) {
 	}
 	n := 0.0
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "gatehouse_extauth_checks_total{"); ok {
-			if _, v, ok := strings.Cut(rest, "} "); ok {
-				f, err := strconv.ParseFloat(v, 64)
-				if err != nil {
-					return 0, fmt.Errorf("extauth %d: /metrics: %q: %w", i, line, err)
-				}
-				n += f
-			}
+		rest, ok := strings.CutPrefix(line, name)
+		if !ok || rest == "" || rest[0] != ' ' && rest[0] != '{' {
+			continue
 		}
+		f := strings.Fields(rest[strings.LastIndexByte(rest, '}')+1:])
+		if len(f) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s/metrics: %q: %w", admin, line, err)
+		}
+		n += v
 	}
-	return int(n), nil
+	return n, nil
 }
 
 // SwapPlugin renames the next build of SwapPlugin over the one serving.
