@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -158,8 +159,10 @@ func runExtauthXDS(ctx context.Context, log zerolog.Logger, o extauthOptions) er
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	versions := newAppliedVersions(ex.registerer)
+	follow, stopFollowing := context.WithCancel(context.WithoutCancel(ctx))
+	ex.stopFollowing = stopFollowing
 	g.Go(func() error {
-		return xdsclient.Run(ctx, xdsclient.Options{
+		return xdsclient.Run(follow, xdsclient.Options{
 			Addr: o.xds, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, Log: log, Credentials: creds,
 			Handle: ex.xdsHandle(func(st []server.Status) {
 				ex.metrics.SetStatus(st)
@@ -190,6 +193,13 @@ type extauth struct {
 	registerer prometheus.Registerer
 	// closeTelemetry sends the spans and decision records still batched.
 	closeTelemetry func()
+	// stopFollowing ends the xDS stream (nil without --xds). A stopping server that was
+	// ready follows the control plane for as long as it answers Checks: it stays among
+	// the replicas whose acknowledgement a new AuthConfig's routes wait for, and has the
+	// configs of the routes published meanwhile.
+	stopFollowing context.CancelFunc
+	// built is set once the first complete config was built.
+	built atomic.Bool
 }
 
 func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
@@ -256,7 +266,16 @@ func (e *extauth) xdsHandle(status func([]server.Status)) func(string, map[strin
 // configured makes the server ready, unless an apply was cut short by a stop.
 func (e *extauth) configured() {
 	if !e.reg.Stopped() {
+		e.built.Store(true)
 		e.authz.Configured()
+	}
+}
+
+// stopFollowingNow cuts short an apply under way and ends the xDS stream.
+func (e *extauth) stopFollowingNow() {
+	e.reg.Stop()
+	if e.stopFollowing != nil {
+		e.stopFollowing()
 	}
 }
 
@@ -298,8 +317,12 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 	g.Go(func() error {
 		<-ctx.Done()
 		e.log.Info().Msg("stopping: not ready from now on")
-		e.reg.Stop() // an apply under way returns at once
+		if !e.built.Load() {
+			// Nothing was sent Checks here yet: the first apply under way returns at once.
+			e.stopFollowingNow()
+		}
 		e.authz.Leave(e.o.shutdownDelay)
+		e.stopFollowingNow()
 		server.Shutdown(e.grpc, e.authz, server.DefaultDrainTimeout, e.log)
 		e.reg.Close()
 		e.closeTelemetry()

@@ -2,11 +2,14 @@ package pipeline
 
 import (
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/controlplane/source"
 	"gatehouse.dev/gatehouse/controlplane/translate"
 	"gatehouse.dev/gatehouse/controlplane/validate"
 	"gatehouse.dev/gatehouse/internal/chunked"
@@ -59,6 +62,13 @@ type gate struct {
 	nacked map[string]bool
 	// lag are the replicas that had not acknowledged a config when its bound passed.
 	lag lagBook
+	// servedBefore says whether a config id served before this process started (the
+	// state file); nil: not known, and the first run holds nothing back.
+	servedBefore func(id string) bool
+	// restarted is set when the first run found configs that served before: the
+	// replicas are reconnecting. started is when the first run's configs were offered.
+	restarted bool
+	started   time.Time
 }
 
 // nack notes that an extauth replica rejected the current version of config ids.
@@ -100,12 +110,23 @@ func hasIn(each func(func(string, map[string]string))) func(func(string, func(st
 // that were not before are pending until every replica acknowledges them. The first
 // run's are not: the replicas outlive a restart of the control plane with the configs
 // they had, and holding the virtual hosts back would withdraw them from proxies that
-// have them (a replica that starts without configs is not ready until it has them).
+// have them (a replica that starts without configs is not ready until it has them; the
+// state file, written up to a second late, cannot tell which of them are new). The
+// first run shows a restart when some of its configs served before.
 func (g *gate) offer(changed []string, served func(id string) bool, at time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	first := !g.offered
 	g.offered = true
+	if first {
+		g.started = at
+		for _, id := range changed {
+			if g.servedBefore != nil && served(id) && g.servedBefore(id) {
+				g.restarted = true
+				break
+			}
+		}
+	}
 	for _, id := range changed {
 		now := served(id)
 		switch {
@@ -127,9 +148,26 @@ func (g *gate) offer(changed []string, served func(id string) bool, at time.Time
 	}
 }
 
+// reconnecting says whether, at t, extauth replicas may still be reconnecting after a
+// restart: the bound has not passed since the first run. The gate knows only the
+// replicas connected; one still reconnecting has no config new since it left.
+func (g *gate) reconnecting(t time.Time) bool {
+	return g.restarted && t.Before(g.started.Add(g.bound))
+}
+
+// releaseAt is when the bound releases the routes of pending config id, or, while
+// replicas may be reconnecting, when that ends (they may be released then).
+func (g *gate) releaseAt(id string, t time.Time) time.Time {
+	if g.reconnecting(t) {
+		return g.started.Add(g.bound)
+	}
+	return g.pending[id].Add(g.bound)
+}
+
 // ready says whether the routes naming config id may be published at t: it is not
-// pending, or every connected replica acknowledged it, or the bound has passed (then
-// the clients that lag are logged and noted for the statuses).
+// pending, or every connected client acknowledged it (and, for extauth, none may be
+// reconnecting after a restart), or the bound has passed (then the clients that lag
+// are logged and noted for the statuses).
 func (g *gate) ready(id string, t time.Time) bool {
 	since, ok := g.pending[id]
 	if !ok {
@@ -142,7 +180,7 @@ func (g *gate) ready(id string, t time.Time) bool {
 		}
 	})
 	switch {
-	case len(lagging) == 0:
+	case len(lagging) == 0 && !g.reconnecting(t):
 		delete(g.pending, id)
 		return true
 	case g.nacked[id]:
@@ -202,7 +240,7 @@ func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chu
 				if g.nacked[id] {
 					continue // released by a new version, not by time
 				}
-				if d := g.pending[id].Add(g.bound); earliest.IsZero() || d.Before(earliest) {
+				if d := g.releaseAt(id, t); earliest.IsZero() || d.Before(earliest) {
 					earliest = d
 				}
 			}
@@ -258,4 +296,20 @@ func (g *gate) waiting() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.held > 0
+}
+
+// servedBefore is whether config id ("<namespace>.<name>") is an AuthConfig that m
+// remembers; nil when m is.
+func servedBefore(m source.Memory) func(string) bool {
+	if m == nil {
+		return nil
+	}
+	return func(id string) bool {
+		ns, name, ok := strings.Cut(id, ".")
+		if !ok {
+			return false
+		}
+		_, ok = m.Origin(source.Key{APIVersion: apiv1.AuthConfigAPIVersion, Kind: apiv1.KindAuthConfig, Namespace: ns, Name: name})
+		return ok
+	}
 }

@@ -140,6 +140,7 @@ func New(o Options) *Pipeline {
 		proxiesHave = p.proxiesHave
 	}
 	p.cgate = newGate(o.Log, o.AckBound, func(rt *translate.Route) string { return rt.Cluster }, "proxies", proxiesHave, proxyLag)
+	p.gate.servedBefore = servedBefore(o.Memory)
 	p.retain = retainer{bound: p.gate.bound, caughtUp: o.ProxiesCaughtUp}
 	return p
 }

@@ -2,8 +2,8 @@
 // -write, puts each section's text in BENCHMARKS.md between its bench:NAME markers,
 // stores its goals in integration/bench/results/NAME.json and rebuilds from those
 // files the goal table BENCHMARKS.md opens with. Every process it starts is stopped
-// by pid. Sections: plugin, oidc, pluginload, devloop, controlplane, mtls, observe (see
-// BENCHMARKS.md for what each measures).
+// by pid. Sections: plugin, oidc, pluginload, devloop, controlplane, mtls, observe,
+// churn (see BENCHMARKS.md for what each measures).
 //
 //	go run ./integration/bench                                  # every section
 //	go run ./integration/bench -only devloop -devloop-rounds 5  # one section
@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+	"gatehouse.dev/gatehouse/integration/bench/churn"
 )
 
 func main() {
@@ -53,7 +54,17 @@ func main() {
 	flag.IntVar(&o.mtlsRounds, "mtls-rounds", 5, "rounds of the mtls section, each running both modes")
 	flag.BoolVar(&o.observe, "observe", true, "the observe section: Checks with tracing off, tracing at 1 % and decision logs on")
 	flag.IntVar(&o.observeRounds, "observe-rounds", 5, "rounds of the observe section, each loading all four servers")
-	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls,observe)")
+	o.churn = churn.Defaults()
+	c := &o.churn
+	flag.BoolVar(&o.doChurn, "churn", true, "the churn section: changes, a plugin swap, a control-plane SIGKILL and extauth restarts under traffic through the gateway, every answer judged")
+	flag.IntVar(&c.Routes, "churn-routes", c.Routes, "routes loaded before the churn (half secured)")
+	flag.DurationVar(&c.Duration, "churn-duration", c.Duration, "how long the churn runs")
+	flag.IntVar(&c.Rate, "churn-rate", c.Rate, "steady requests a second through the gateway")
+	flag.IntVar(&c.New, "churn-new", c.New, "new secured routes during the churn")
+	flag.IntVar(&c.Edits, "churn-edits", c.Edits, "AuthConfig edits during the churn")
+	flag.IntVar(&c.Deletes, "churn-deletes", c.Deletes, "route removals during the churn")
+	flag.BoolVar(&c.Pin, "churn-pin", c.Pin, "run the churn's servers on CPU 1 and its load on CPU 0")
+	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls,observe,churn)")
 	flag.BoolVar(&o.write, "write", false, "update the sections this run measured in -file, their results in -results, and the goal table")
 	flag.BoolVar(&o.table, "table", false, "measure nothing: print (with -write, rewrite) the goal table from the stored results")
 	flag.StringVar(&o.file, "file", "", "benchmarks file (default BENCHMARKS.md at the module root)")
@@ -87,7 +98,7 @@ func (o *options) validate() error {
 			}
 		}
 		on := func(name string) bool { return slices.Contains(want, name) }
-		o.pluginSection, o.oidc, o.cp, o.doMTLS = on("plugin"), on("oidc"), on("controlplane"), on("mtls")
+		o.pluginSection, o.oidc, o.cp, o.doMTLS, o.doChurn = on("plugin"), on("oidc"), on("controlplane"), on("mtls"), on("churn")
 		o.observe = on("observe")
 		if !on("pluginload") {
 			o.swaps = 0
@@ -108,6 +119,9 @@ func (o *options) validate() error {
 		return errors.New("-rate-rounds, -unpinned-rounds, -devloop-rounds and -swaps: use 0 to skip, or more")
 	case o.oidcProfile != "" && !o.oidc:
 		return errors.New("-oidc-profile profiles the OIDC section's cookie load: it needs -oidc")
+	case o.doChurn && (o.churn.Routes < 4 || o.churn.Duration < time.Second || o.churn.Rate < 1 || o.churn.New < 0 || o.churn.Edits < 0 || o.churn.Deletes < 0 ||
+		o.churn.Edits+o.churn.Deletes > o.churn.Routes/2 || o.churn.New+o.churn.Edits+o.churn.Deletes < 1):
+		return errors.New("-churn-routes at least 4, -churn-duration at least 1s, -churn-rate at least 1, -churn-new, -churn-edits, -churn-deletes 0 or more, at least one change, and edits plus removals at most half the routes")
 	case o.cpo.Churn < 0 || o.cpo.ChurnRate < 1:
 		return fmt.Errorf("-cp-churn %s -cp-churn-rate %d: use a duration >= 0 and a rate >= 1", o.cpo.Churn, o.cpo.ChurnRate)
 	}

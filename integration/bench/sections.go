@@ -7,6 +7,7 @@ import (
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 	"gatehouse.dev/gatehouse/integration/bench/checkload"
+	"gatehouse.dev/gatehouse/integration/bench/churn"
 	"gatehouse.dev/gatehouse/integration/bench/controlplane"
 	"gatehouse.dev/gatehouse/integration/bench/devloop"
 	"gatehouse.dev/gatehouse/integration/bench/mtls"
@@ -17,7 +18,7 @@ import (
 )
 
 // sections are every section, in the order they run and the goal table lists them.
-var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section, observe.Section}
+var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section, observe.Section, churn.Section}
 
 // options are the command-line flags.
 type options struct {
@@ -27,6 +28,8 @@ type options struct {
 	swaps, devRounds, mtlsRounds    int
 	cpSizes, only, file, results    string
 	cpo                             controlplane.Options
+	doChurn                         bool
+	churn                           churn.Options
 	write, table                    bool
 	observe                         bool
 	observeRounds                   int
@@ -82,6 +85,7 @@ func measure(ctx context.Context, o options, root string) ([]benchkit.Result, er
 			oo.Rounds = o.observeRounds
 			return observe.Run(ctx, env, oo)
 		}},
+		{"churn", o.doChurn, func() (benchkit.Result, error) { return churn.Run(ctx, env, o.churn) }},
 	}
 	var rs []benchkit.Result
 	for _, s := range runs {

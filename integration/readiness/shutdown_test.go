@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/code"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
 	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
@@ -66,4 +69,50 @@ func TestSigtermDuringALargeApply(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStoppingReplicaFollowsTheControlPlane: on SIGTERM extauth ended its xDS stream at
+// once but answered Checks until its health checkers had seen it stop, so the control
+// plane no longer counted it among the replicas a new AuthConfig's routes wait for, and
+// the proxy, still sending it Checks, was denied every request of a route published
+// meanwhile (the churn run found it during a rolling restart, issue 26). Now a replica
+// that was ready follows the control plane until it stops answering: the AuthConfig
+// written after its SIGTERM serves there. A health checker told SERVING and not back
+// yet keeps it answering for the whole --shutdown-delay.
+func TestStoppingReplicaFollowsTheControlPlane(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "first.yaml", authConfig("first", "", "0s"))
+	xdsAddr := testbin.FreeAddr(t)
+	startControlPlane(t, dir, xdsAddr)
+	e := startExtauth(t, testbin.FreeAddr(t), "--xds", xdsAddr, "--shutdown-delay", "2m")
+	testbin.Eventually(t, settle, func() error {
+		if p := e.probe(t); p != ready {
+			return fmt.Errorf("%+v, want ready", p)
+		}
+		return nil
+	})
+	if err := e.proc.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	testbin.Eventually(t, settle, func() error {
+		if !strings.Contains(e.proc.Output(), "answering Checks until the health checkers have seen it") {
+			return fmt.Errorf("not stopping yet")
+		}
+		return nil
+	})
+	write(t, dir, "second.yaml", authConfig("second", "", "0s"))
+	testbin.Eventually(t, settle, func() error {
+		if c := e.check(t, "gatehouse-system.second", true); c != code.Code_OK {
+			return fmt.Errorf("Check of the AuthConfig written after SIGTERM: %v, want OK", c)
+		}
+		return nil
+	})
+	if c := e.check(t, "gatehouse-system.first", false); c != code.Code_PERMISSION_DENIED {
+		t.Errorf("Check without the header: %v, want PERMISSION_DENIED", c)
+	}
+	// The health checker comes back, sees NOT_SERVING, and the replica exits.
+	if s := e.healthOf(t, ""); s != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Errorf("health while stopping: %v, want NOT_SERVING", s)
+	}
+	e.proc.Wait(t, grace)
 }

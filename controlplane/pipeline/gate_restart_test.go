@@ -1,0 +1,106 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	apiv1 "gatehouse.dev/gatehouse/api/v1"
+	"gatehouse.dev/gatehouse/controlplane/pipeline"
+	"gatehouse.dev/gatehouse/controlplane/pipeline/pipelinetest"
+	"gatehouse.dev/gatehouse/controlplane/source"
+)
+
+// remembered is a state store that remembers the AuthConfigs of the first n generated
+// services, as that of a control plane that served them before its restart does.
+type remembered int
+
+func (n remembered) Origin(k source.Key) (string, bool) {
+	for i := range int(n) {
+		if k.Kind == apiv1.KindAuthConfig && k.Name == fmt.Sprintf("ac-%05d", i) && k.Namespace == fmt.Sprintf("ns%02d", i%pipelinetest.Namespaces) {
+			return "x", true
+		}
+	}
+	return "", false
+}
+
+func (remembered) Get(source.Key) (*source.Resource, bool) { return nil, false }
+func (remembered) From(string) []source.Resource           { return nil }
+
+// After a restart of the control plane (SIGKILL, issue 26's churn), the gate released
+// the routes of an AuthConfig written just after it once the replicas connected so far
+// had acknowledged it, and a replica not reconnected yet denied their requests. Now,
+// until the bound has passed since the first run after a restart, a new AuthConfig's
+// routes wait for it, since replicas may still be reconnecting. The first run holds
+// nothing back, restart or not.
+func TestAfterARestartNewAuthConfigsWaitForReconnectingReplicas(t *testing.T) {
+	id := func(i int) string { return fmt.Sprintf("ns%02d.ac-%05d", i%pipelinetest.Namespaces, i) }
+	for _, tc := range []struct {
+		name         string
+		first, later int // services in the first run and in the run after it
+	}{
+		{"written just after the restart", 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// r1 has reconnected and acknowledges everything; r2 is not back yet.
+			r := &replicas{acked: map[string]map[string]string{"r1": {}}}
+			p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), ExtauthAcked: r.each,
+				AckBound: time.Hour, Memory: remembered(1)})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go p.Regate(ctx)
+			p.Apply(input(tc.first))
+			p.Apply(input(tc.later))
+			r.ack("r1", id(0))
+			r.ack("r1", id(1))
+			p.Acked()
+			time.Sleep(100 * time.Millisecond)
+			if !served(p, 0) {
+				t.Error("the route whose AuthConfig served before the restart was held")
+			}
+			if served(p, 1) {
+				t.Error("the new AuthConfig's route was served while a replica may still be reconnecting")
+			}
+		})
+	}
+	t.Run("released at the bound", func(t *testing.T) {
+		r := &replicas{acked: map[string]map[string]string{"r1": {}}}
+		p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), ExtauthAcked: r.each,
+			AckBound: 200 * time.Millisecond, Memory: remembered(1)})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go p.Regate(ctx)
+		p.Apply(input(1))
+		p.Apply(input(2))
+		r.ack("r1", id(1))
+		p.Acked()
+		await(t, "the new virtual host once the bound after the restart passed", func() bool { return served(p, 1) })
+	})
+	for _, n := range []remembered{0, 1} {
+		t.Run(fmt.Sprintf("the first run holds nothing back, %d remembered", n), func(t *testing.T) {
+			r := &replicas{acked: map[string]map[string]string{"r1": {}}}
+			p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), ExtauthAcked: r.each,
+				AckBound: time.Hour, Memory: n})
+			p.Apply(input(2))
+			if !served(p, 0) || !served(p, 1) {
+				t.Errorf("served 0 %t, 1 %t; want both", served(p, 0), served(p, 1))
+			}
+		})
+	}
+	t.Run("after a first start, acknowledged is enough", func(t *testing.T) {
+		r := &replicas{acked: map[string]map[string]string{"r1": {}}}
+		p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), ExtauthAcked: r.each,
+			AckBound: time.Hour, Memory: remembered(0)})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go p.Regate(ctx)
+		p.Apply(input(1))
+		p.Apply(input(2))
+		r.ack("r1", id(1))
+		p.Acked()
+		await(t, "the new virtual host once the replica acknowledged it", func() bool { return served(p, 1) })
+	})
+}
