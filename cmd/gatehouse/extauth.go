@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -21,7 +20,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/anypb"
 
-	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/logging"
@@ -279,37 +277,6 @@ func (e *extauth) stopFollowingNow() {
 	}
 }
 
-// pluginsChanged rebuilds the chains that use any of files (plugin file names).
-func (e *extauth) pluginsChanged(files []string) {
-	e.metrics.SetStatus(e.reg.Rebuild(func(cfg *extauthv1.ExtAuthConfig) bool {
-		for _, st := range cfg.GetSteps() {
-			if p := st.GetPluginAuth(); p != nil && slices.Contains(files, p.GetPluginFileName()) {
-				return true
-			}
-		}
-		return false
-	}))
-}
-
-// RetryInterval is how often AuthConfigs that failed to build are tried again, so a
-// provider or plugin that was down or missing at start is picked up by itself.
-const RetryInterval = 30 * time.Second
-
-func (e *extauth) retryRejected(ctx context.Context) {
-	t := time.NewTicker(RetryInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if slices.ContainsFunc(e.reg.Statuses(), func(s server.Status) bool { return s.State == server.StateRejected }) {
-				e.metrics.SetStatus(e.reg.RetryRejected())
-			}
-		}
-	}
-}
-
 // serve runs the gRPC server (and the admin server if asked) in g until ctx ends.
 func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 	e.log.Info().Str("listen", e.lis.Addr().String()).Str("plugin_dir", e.o.pluginDir).Msg("extauth serving")
@@ -332,8 +299,8 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 		}
 		return nil
 	})
-	g.Go(func() error { e.retryRejected(ctx); return nil })
-	w := &loader.Watcher{Dir: e.o.pluginDir, Log: e.log, Changed: e.pluginsChanged, Watching: func() {
+	g.Go(func() error { e.reg.RetryRejectedEvery(ctx, server.RetryInterval, e.metrics.SetStatus); return nil })
+	w := &loader.Watcher{Dir: e.o.pluginDir, Log: e.log, Changed: func(files []string) { e.metrics.SetStatus(e.reg.RebuildPlugins(files)) }, Watching: func() {
 		if err := e.spare.Start(loader.TrialRunner{}); err != nil {
 			e.log.Warn().Err(err).Msg("plugin changes will start their trial-load child when they happen, which takes longer")
 		}
