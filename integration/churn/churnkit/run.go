@@ -68,7 +68,10 @@ func Do(ctx context.Context, s *System, o Options) (*Run, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	unsent := steady(ctx, &wg, c, rs, &rec, o)
+	// disturbing counts the disturbances not over yet: the steady load outlasts them, so
+	// a replica restarted late is still sent Checks to return to the rotation with.
+	var disturbing atomic.Int32
+	unsent := steady(ctx, &wg, c, rs, &rec, o, func() bool { return disturbing.Load() > 0 })
 
 	// Edits and deletions touch distinct routes other than the JWT route; edits only
 	// secured ones.
@@ -103,7 +106,9 @@ func Do(ctx context.Context, s *System, o Options) (*Run, error) {
 	var restarting sync.RWMutex // held by a quiet restart
 	var failed error
 	disturb := func(at float64, name string, f func() error) {
+		disturbing.Add(1)
 		wg.Go(func() {
+			defer disturbing.Add(-1)
 			select {
 			case <-ctx.Done():
 				return
@@ -215,8 +220,8 @@ func Do(ctx context.Context, s *System, o Options) (*Run, error) {
 }
 
 // steady sends o.Rate requests a second to routes that exist, at random, from
-// o.Workers workers, until the changes are done (ctx ends it early).
-func steady(ctx context.Context, wg *sync.WaitGroup, c *client, rs *routes, rec *recorder, o Options) *atomic.Int64 {
+// o.Workers workers, for o.Duration and as long as busy says (ctx ends it early).
+func steady(ctx context.Context, wg *sync.WaitGroup, c *client, rs *routes, rec *recorder, o Options, busy func() bool) *atomic.Int64 {
 	var unsent atomic.Int64
 	work := make(chan struct{}, o.Workers)
 	for k := range o.Workers {
@@ -235,7 +240,7 @@ func steady(ctx context.Context, wg *sync.WaitGroup, c *client, rs *routes, rec 
 		sent := 0
 		tick := time.NewTicker(2 * time.Millisecond)
 		defer tick.Stop()
-		for time.Since(start) < o.Duration {
+		for time.Since(start) < o.Duration || busy() {
 			select {
 			case <-ctx.Done():
 				return
