@@ -48,15 +48,17 @@ type deltaSet struct {
 // compared in full.
 const maxLog = 4096
 
-// wireResource is a resource and its version. Its serialization is made when a
-// response carries it, not kept: a wildcard client is sent all of them once per
-// stream and then only what changes, while keeping them would hold every cluster,
-// ClusterLoadAssignment and ExtAuthConfig twice, as a message and as bytes (a route
-// configuration's wire form is its bytes already, taken without a copy).
+// wireResource is a resource and its version. The discovery.Resource responses carry
+// it in is built when it is first sent, from its serialization (raw, or made then),
+// and then shared by every response to every stream until the resource changes: a
+// version is serialized and wrapped once for all clients, never once per client.
+// Sharing is safe because nothing modifies a response's resources once built, and
+// protobuf messages may be marshaled concurrently.
 type wireResource struct {
 	res     types.Resource
 	version func() string // the content hash, as go-control-plane's caches compute it
 	raw     []byte        // res serialized, when it already was; nil otherwise
+	sent    *discovery.Resource
 }
 
 type logged struct {
@@ -167,16 +169,11 @@ func (w *deltaSet) respond(wt *setWatch, evenIfEmpty bool) (bool, error) {
 	// server hands it back as the returned resources of the next request, and nothing
 	// reads it meanwhile (the stream's watch is cancelled before its subscription is).
 	for _, c := range changed {
-		r := w.resources[c.name]
-		b, err := r.raw, error(nil)
-		if b == nil {
-			b, err = serialized(r.res)
-		}
+		out, err := w.wire(c.name)
 		if err != nil {
-			return false, fmt.Errorf("xds: %s %s: marshaling: %w", w.typeURL, c.name, err)
+			return false, err
 		}
-		resp.Resources = append(resp.Resources, &discovery.Resource{Name: c.name, Version: c.version,
-			Resource: &anypb.Any{TypeUrl: w.typeURL, Value: b}})
+		resp.Resources = append(resp.Resources, out)
 		next[c.name] = c.version
 	}
 	for _, name := range removed {
@@ -286,4 +283,22 @@ func (w *deltaSet) allNamed(known map[string]string, subscribed map[string]struc
 		}
 	}
 	return changed, removed, nil
+}
+
+// wire is the discovery.Resource of name as served now, built on first use.
+func (w *deltaSet) wire(name string) (*discovery.Resource, error) {
+	r := w.resources[name]
+	if r.sent != nil {
+		return r.sent, nil
+	}
+	b, err := r.raw, error(nil)
+	if b == nil {
+		b, err = serialized(r.res)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("xds: %s %s: marshaling: %w", w.typeURL, name, err)
+	}
+	r.sent = &discovery.Resource{Name: name, Version: r.version(), Resource: &anypb.Any{TypeUrl: w.typeURL, Value: b}}
+	w.resources[name] = r
+	return r.sent, nil
 }

@@ -20,8 +20,9 @@ import (
 // (as a gateway proxy does to endpoints and route configurations) and one that
 // subscribes to everything, through random publishes, removals and subscription
 // changes, once against go-control-plane's LinearCache and once against a deltaSet,
-// with the same subscriptions: every step, both send the same resources (names and
-// versions), the same removals and the same next known versions, or both send nothing.
+// with the same subscriptions: every step, both send the same resources (names,
+// versions and bytes), the same removals and the same next known versions, or both
+// send nothing.
 func TestNamedWatchesAnswerAsLinearCache(t *testing.T) {
 	const typ = EndpointType
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -153,6 +154,7 @@ func TestNamedWatchesAnswerAsLinearCache(t *testing.T) {
 
 type responseSummary struct {
 	Resources map[string]string // name → version
+	Bytes     map[string]string // name → the resource's serialization
 	Removed   []string
 	Next      map[string]string
 }
@@ -163,9 +165,10 @@ func summary(t *testing.T, r cachev3.DeltaResponse) responseSummary {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := responseSummary{Resources: map[string]string{}, Removed: slices.Sorted(slices.Values(resp.GetRemovedResources())), Next: maps.Clone(r.GetNextVersionMap())}
+	s := responseSummary{Resources: map[string]string{}, Bytes: map[string]string{}, Removed: slices.Sorted(slices.Values(resp.GetRemovedResources())), Next: maps.Clone(r.GetNextVersionMap())}
 	for _, res := range resp.GetResources() {
 		s.Resources[res.GetName()] = res.GetVersion()
+		s.Bytes[res.GetName()] = string(res.GetResource().GetValue())
 	}
 	return s
 }

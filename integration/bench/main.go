@@ -51,6 +51,14 @@ func main() {
 	flag.StringVar(&o.cpo.ExtauthHeap, "cp-extauth-heap", "", "write the heap profile of `gatehouse extauth --xds` serving every AuthConfig to this file")
 	flag.BoolVar(&o.doMTLS, "mtls", true, "the mtls section: plain text against mutual TLS, control plane and Check")
 	flag.IntVar(&o.mtlsRounds, "mtls-rounds", 5, "rounds of the mtls section, each running both modes")
+	flag.BoolVar(&o.fanout, "fanout", true, "the fanout section: one control plane feeding fleets of simulated proxies and extauth replicas")
+	flag.StringVar(&o.fanoutClients, "fanout-clients", "10,50,200", "fanout fleet sizes (half proxies, half extauth replicas), ascending")
+	flag.IntVar(&o.fo.Resources, "fanout-resources", 10000, "fanout: VirtualServices, Upstreams and AuthConfigs each")
+	flag.IntVar(&o.fo.Edits, "fanout-edits", 30, "fanout: AuthConfig and Upstream edits timed per fleet size")
+	flag.IntVar(&o.fo.RouteEdits, "fanout-route-edits", 8, "fanout: VirtualService edits timed per fleet size (each sends the whole route configuration to every proxy)")
+	flag.DurationVar(&o.fo.Churn, "fanout-churn", time.Minute, "fanout: edits at 10/s with the largest fleet, for memory; 0 skips it")
+	flag.IntVar(&o.fo.Storms, "fanout-storms", 3, "fanout: SIGKILL and restart with the largest fleet")
+	flag.DurationVar(&o.fo.Stall, "fanout-stall-timeout", 30*time.Second, "fanout: the control plane's --xds-stall-timeout")
 	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls)")
 	flag.BoolVar(&o.write, "write", false, "update the sections this run measured in -file, their results in -results, and the goal table")
 	flag.BoolVar(&o.table, "table", false, "measure nothing: print (with -write, rewrite) the goal table from the stored results")
@@ -86,6 +94,7 @@ func (o *options) validate() error {
 		}
 		on := func(name string) bool { return slices.Contains(want, name) }
 		o.pluginSection, o.oidc, o.cp, o.doMTLS = on("plugin"), on("oidc"), on("controlplane"), on("mtls")
+		o.fanout = on("fanout")
 		if !on("pluginload") {
 			o.swaps = 0
 		}
@@ -114,6 +123,14 @@ func (o *options) validate() error {
 		o.cpo.Sizes = append(o.cpo.Sizes, n)
 	}
 	slices.Sort(o.cpo.Sizes)
+	for _, f := range strings.Split(o.fanoutClients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 || o.fo.Resources < 1 || o.fo.Edits < 1 || o.fo.RouteEdits < 1 {
+			return fmt.Errorf("-fanout-clients %q -fanout-resources %d -fanout-edits %d: want client counts of 2 or more and positive sizes", o.fanoutClients, o.fo.Resources, o.fo.Edits)
+		}
+		o.fo.Clients = append(o.fo.Clients, n)
+	}
+	slices.Sort(o.fo.Clients)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"gatehouse.dev/gatehouse/integration/bench/checkload"
 	"gatehouse.dev/gatehouse/integration/bench/controlplane"
 	"gatehouse.dev/gatehouse/integration/bench/devloop"
+	"gatehouse.dev/gatehouse/integration/bench/fanout"
 	"gatehouse.dev/gatehouse/integration/bench/mtls"
 	"gatehouse.dev/gatehouse/integration/bench/oidc"
 	"gatehouse.dev/gatehouse/integration/bench/plugin"
@@ -16,7 +17,7 @@ import (
 )
 
 // sections are every section, in the order they run and the goal table lists them.
-var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section}
+var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section, fanout.Section}
 
 // options are the command-line flags.
 type options struct {
@@ -27,6 +28,9 @@ type options struct {
 	cpSizes, only, file, results    string
 	cpo                             controlplane.Options
 	write, table                    bool
+	fanout                          bool
+	fanoutClients                   string
+	fo                              fanout.Options
 }
 
 // goalTable is the table BENCHMARKS.md opens with.
@@ -92,6 +96,11 @@ func measure(ctx context.Context, o options, root string) ([]benchkit.Result, er
 		mo.Rounds = o.mtlsRounds
 		if err := add(mtls.Run(ctx, env, mo)); err != nil {
 			return nil, fmt.Errorf("mtls: %w", err)
+		}
+	}
+	if o.fanout {
+		if err := add(fanout.Run(ctx, env, o.fo)); err != nil {
+			return nil, fmt.Errorf("fanout: %w", err)
 		}
 	}
 	return rs, nil
