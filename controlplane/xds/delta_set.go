@@ -55,6 +55,7 @@ const maxLog = 4096
 // Sharing is safe because nothing modifies a response's resources once built, and
 // protobuf messages may be marshaled concurrently.
 type wireResource struct {
+	name    string // the set's own copy, which interned names share
 	res     types.Resource
 	version func() string // the content hash, as go-control-plane's caches compute it
 	raw     []byte        // res serialized, when it already was; nil otherwise
@@ -92,6 +93,7 @@ func (w *deltaSet) update(upsert map[string]wireResource, remove []string) error
 	defer w.mu.Unlock()
 	w.seq++
 	for name, r := range upsert {
+		r.name = name
 		w.resources[name] = r
 		w.log = append(w.log, logged{w.seq, name})
 	}
@@ -127,6 +129,9 @@ func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscripti
 	defer w.mu.Unlock()
 	if len(req.GetResourceNamesSubscribe()) > 0 || len(req.GetResourceNamesUnsubscribe()) > 0 {
 		delete(w.sent, ch) // the subscription's known versions may have been edited
+	}
+	if _, ok := w.sent[ch]; !ok {
+		w.intern(sub)
 	}
 	wt := &setWatch{req: req, sub: sub, ch: ch}
 	if sent, err := w.respond(wt, sub.IsWildcard() && req.GetResponseNonce() == ""); err != nil || sent {

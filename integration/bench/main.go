@@ -58,7 +58,7 @@ func main() {
 	flag.IntVar(&o.fo.RouteEdits, "fanout-route-edits", 8, "fanout: VirtualService edits timed per fleet size (each sends the whole route configuration to every proxy)")
 	flag.DurationVar(&o.fo.Churn, "fanout-churn", time.Minute, "fanout: edits at 10/s with the largest fleet, for memory; 0 skips it")
 	flag.IntVar(&o.fo.Storms, "fanout-storms", 3, "fanout: SIGKILL and restart with the largest fleet")
-	flag.DurationVar(&o.fo.Stall, "fanout-stall-timeout", 30*time.Second, "fanout: the control plane's --xds-stall-timeout")
+	flag.DurationVar(&o.fo.Stall, "fanout-stall-timeout", time.Minute, "fanout: the control plane's --xds-stall-timeout")
 	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls)")
 	flag.BoolVar(&o.write, "write", false, "update the sections this run measured in -file, their results in -results, and the goal table")
 	flag.BoolVar(&o.table, "table", false, "measure nothing: print (with -write, rewrite) the goal table from the stored results")

@@ -15,11 +15,14 @@ import (
 // kinds are the kinds edited, in the order each round edits them.
 var kinds = []string{"AuthConfig", "Upstream", "VirtualService"}
 
+// joinBatch is how many clients connect at once while a fleet grows.
+const joinBatch = 50
+
 // fleetResult is one fleet size's figures.
 type fleetResult struct {
 	Clients int
 	Load    string        // load average after the edits
-	Ready   time.Duration // from connecting the clients added to every client's complete state
+	Ready   time.Duration // from connecting the clients added (in batches of joinBatch) to every client's complete state
 	RSS     int64         // the control plane's, with the fleet connected and settled
 	Heap    int64         // its live Go heap then (after a collection)
 	Edits   []editSeries
@@ -37,15 +40,23 @@ type editSeries struct {
 func measureFleet(ctx context.Context, p *plane, clock benchkit.Clock, n int, o Options, version *int) (fleetResult, error) {
 	f := fleetResult{Clients: n}
 	start := time.Now()
-	if err := p.connect(ctx, n/2-len(p.proxies), n-n/2-len(p.extauths)); err != nil {
-		return f, err
-	}
-	at, err := p.waitComplete(ctx, 5*time.Minute)
-	if err != nil {
-		return f, err
+	// Clients join in batches, as replicas of a rollout do; each batch gets its whole
+	// state before the next connects.
+	var at []time.Time
+	for len(p.proxies)+len(p.extauths) < n {
+		proxies := min(n/2-len(p.proxies), joinBatch/2)
+		extauths := min(n-n/2-len(p.extauths), joinBatch-proxies)
+		if err := p.connect(ctx, proxies, extauths); err != nil {
+			return f, err
+		}
+		var err error
+		if at, err = p.waitComplete(ctx, 5*time.Minute); err != nil {
+			return f, err
+		}
 	}
 	f.Ready = slices.MaxFunc(at, func(a, b time.Time) int { return a.Compare(b) }).Sub(start)
 	time.Sleep(3 * time.Second) // the collector returns the connections' garbage
+	var err error
 	if f.Heap, err = liveHeap(ctx, p); err != nil {
 		return f, err
 	}
