@@ -18,6 +18,7 @@ import (
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -67,7 +68,11 @@ func Start(ctx context.Context, addr, role, node string, b Backoff) (*Client, er
 	ctx, cancel := context.WithCancel(ctx)
 	c := &Client{Node: node, Role: role, addr: addr, backoff: b, cancel: cancel, done: make(chan struct{}),
 		sub: newSubscriptions(role), changed: make(chan struct{}), held: map[string]map[string]arrival{}, answered: map[string]bool{}}
+	// The reconnect waits are the Backoff's: gRPC's own wait before dialing again
+	// (from 1s growing to 2 minutes by default) is capped at a second, as Envoy dials
+	// anew on every attempt.
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 	if err != nil {
 		cancel()

@@ -97,7 +97,7 @@ func (r *result) markdown(measured string) string {
 			c.Edits, c.Duration, r.Fleets[len(r.Fleets)-1].Clients, mb(c.RSS[0]), mb(slices.Max(c.RSS)), mb(c.RSS[len(c.RSS)-1]), c.Load)
 	}
 	if s := r.Stalled; s != nil {
-		fmt.Fprintf(&b, "A proxy that stops reading (`--xds-stall-timeout %s`): 10 VirtualService edits reached every other proxy in p50 %s, max %s while it stalled; RSS %.0f MB before, %.0f MB after those edits; its stream was dropped %s after it stalled; `gatehouse_xds_dropped_streams_total` %.0f (load average %s).\n\n",
+		fmt.Fprintf(&b, "A proxy that stops reading (`--xds-stall-timeout %s`): 5 VirtualService edits reached every other proxy in p50 %s, max %s while it stalled; RSS %.0f MB before, %.0f MB after those edits; its stream was dropped %s after it stalled; `gatehouse_xds_dropped_streams_total` %.0f (load average %s).\n\n",
 			s.Limit, benchkit.Ms(benchkit.Percentile(s.Others, 50)), benchkit.Ms(benchkit.Percentile(s.Others, 100)), mb(s.RSSBefore), mb(s.RSSStalled), s.Dropped.Round(100*time.Millisecond), s.DropsMetric, s.Load)
 	}
 	for i, s := range r.Storms {

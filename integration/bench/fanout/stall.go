@@ -23,7 +23,7 @@ type stallResult struct {
 }
 
 // stalled adds a proxy that stops reading, times VirtualService edits to the others
-// meanwhile (each sends the whole route configuration, so the stalled stream's
+// meanwhile (five; each sends the whole route configuration, so the stalled stream's
 // window fills), and waits for the control plane to drop it.
 func stalled(ctx context.Context, p *plane, limit time.Duration, version *int) (*stallResult, error) {
 	r := &stallResult{Limit: limit}
@@ -42,7 +42,7 @@ func stalled(ctx context.Context, p *plane, limit time.Duration, version *int) (
 	}
 	c.Stall()
 	stalledAt := time.Now()
-	for i := range 10 {
+	for i := range 5 {
 		*version++
 		last, _, err := timeEdit(ctx, p, "VirtualService", i, *version)
 		if err != nil {
