@@ -13,7 +13,12 @@ import (
 )
 
 // kinds are the kinds edited, in the order each round edits them.
-var kinds = []string{"AuthConfig", "Upstream", "VirtualService"}
+var kinds = []string{"AuthConfig", "Upstream", "VirtualService", routesUndecoded}
+
+// routesUndecoded is VirtualService edits timed with proxies that do not decode the
+// route configuration: the control plane's part, without 100 proxies' decoding on one
+// core of the bench.
+const routesUndecoded = "VirtualService (proxies not decoding)"
 
 // joinBatch is how many clients connect at once while a fleet grows.
 const joinBatch = 50
@@ -66,8 +71,11 @@ func measureFleet(ctx context.Context, p *plane, clock benchkit.Clock, n int, o 
 	for _, kind := range kinds {
 		s := editSeries{Kind: kind}
 		edits := o.Edits
-		if kind == "VirtualService" {
+		if kind == "VirtualService" || kind == routesUndecoded {
 			edits = o.RouteEdits
+		}
+		for _, c := range p.proxies {
+			c.DecodeRoutes(kind != routesUndecoded)
 		}
 		cpu0, err := clock.Used(p.proc.Pid())
 		if err != nil {
@@ -87,6 +95,9 @@ func measureFleet(ctx context.Context, p *plane, clock benchkit.Clock, n int, o 
 		}
 		s.CPU = (cpu1 - cpu0) / time.Duration(edits)
 		f.Edits = append(f.Edits, s)
+	}
+	for _, c := range p.proxies {
+		c.DecodeRoutes(true)
 	}
 	f.Load = benchkit.LoadAverage()
 	return f, nil

@@ -156,6 +156,9 @@ var editOf = map[string]struct {
 }
 
 func edit(dir, kind string, i, v int) error {
+	if kind == routesUndecoded {
+		kind = "VirtualService"
+	}
 	e := editOf[kind]
 	path := filepath.Join(dir, fmt.Sprintf(e.file, i))
 	b, err := os.ReadFile(path)
@@ -182,5 +185,6 @@ func (p *plane) watched(kind string, i int) (typ, name string, clients []*xdsfle
 	case "Upstream":
 		return xds.EndpointType, fmt.Sprintf("bench.up-%05d", i), p.proxies
 	}
+	// VirtualService, decoded or not
 	return xds.RouteType, p.routeConfig, p.proxies
 }
