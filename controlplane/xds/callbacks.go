@@ -146,8 +146,12 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 	pending := b.sent[typeURL]
 	for i := range pending {
 		if pending[i].nonce == nonce {
-			answered = &pending[i]
-			b.sent[typeURL] = pending[i+1:]
+			sr := pending[i]
+			answered = &sr
+			// The answered responses (and those it supersedes) are dropped from the
+			// backing array too, or their names and versions would stay as long as
+			// the stream.
+			b.sent[typeURL] = append(pending[:0:0], pending[i+1:]...)
 			break
 		}
 	}

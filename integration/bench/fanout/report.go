@@ -103,8 +103,8 @@ func (r *result) markdown(measured string) string {
 			s.Limit, benchkit.Ms(benchkit.Percentile(s.Others, 50)), benchkit.Ms(benchkit.Percentile(s.Others, 100)), mb(s.RSSBefore), mb(s.RSSStalled), s.Dropped.Round(100*time.Millisecond), s.DropsMetric, s.Load)
 	}
 	for i, s := range r.Storms {
-		fmt.Fprintf(&b, "Reconnect storm %d: SIGKILL, restart at once, %d clients back to their complete state: p50 %s, p99 %s, max %s; %d with an empty or partial first state (load average %s).\n\n",
-			i+1, s.Clients, benchkit.Ms(benchkit.Percentile(s.Complete, 50)), benchkit.Ms(benchkit.Percentile(s.Complete, 99)), benchkit.Ms(benchkit.Percentile(s.Complete, 100)), s.Partial, s.Load)
+		fmt.Fprintf(&b, "Reconnect storm %d: SIGKILL, restart at once, %d clients back to their complete state: first %s (the control plane's start to its first publish, about), p50 %s, p99 %s, max %s; %d with an empty or partial first state (load average %s).\n\n",
+			i+1, s.Clients, benchkit.Ms(slices.Min(s.Complete)), benchkit.Ms(benchkit.Percentile(s.Complete, 50)), benchkit.Ms(benchkit.Percentile(s.Complete, 99)), benchkit.Ms(benchkit.Percentile(s.Complete, 100)), s.Partial, s.Load)
 	}
 	return b.String()
 }
