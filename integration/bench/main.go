@@ -124,6 +124,9 @@ func (o *options) validate() error {
 	}
 	slices.Sort(o.cpo.Sizes)
 	for _, f := range strings.Split(o.fanoutClients, ",") {
+		if !o.fanout {
+			break
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 2 || o.fo.Resources < 1 || o.fo.Edits < 1 || o.fo.RouteEdits < 1 {
 			return fmt.Errorf("-fanout-clients %q -fanout-resources %d -fanout-edits %d: want client counts of 2 or more and positive sizes", o.fanoutClients, o.fo.Resources, o.fo.Edits)
