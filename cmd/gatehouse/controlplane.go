@@ -48,6 +48,8 @@ type controlplaneOptions struct {
 	noState bool
 	// ackBound is how long a new AuthConfig's routes wait for every extauth replica.
 	ackBound time.Duration
+	// stall is how long a stalled xDS client keeps its stream.
+	stall time.Duration
 }
 
 func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
@@ -105,6 +107,8 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 	cmd.Flags().StringVar(&o.state, "state", "", "file that keeps what serves across restarts, so a resource that became invalid meanwhile keeps its last accepted version (holds Secrets: written 0600; default with --resources: under $XDG_STATE_HOME/gatehouse/controlplane, named after the folder; with --kube: none unless set)")
 	cmd.Flags().DurationVar(&o.ackBound, "extauth-ack-timeout", pipeline.DefaultAckBound,
 		"how long routes naming a new AuthConfig wait for every connected extauth replica to acknowledge it, and routes sending to a new Upstream for every proxy to acknowledge its cluster, before they reach the proxies anyway (the clients that lag are named in Warning statuses)")
+	cmd.Flags().DurationVar(&o.stall, "xds-stall-timeout", xds.DefaultStallTimeout,
+		"how long a response may wait to be written to an xDS client, or for its ACK or NACK, before the client's stream is dropped (logged and counted; the client may reconnect)")
 	cmd.Flags().BoolVar(&o.noState, "no-state", false, "keep no state file: a restart serves only what decodes and validates then")
 	cmd.Flags().StringVar(&o.xdsListen, "xds-listen", defaultXDSListen, "xDS (ADS) gRPC address")
 	cmd.Flags().StringVar(&o.xdsTLSDir, "xds-tls-dir", "", "certificate folder (tls.crt, tls.key, ca.crt; re-read when it changes): serve xDS over TLS 1.3 to clients with a certificate of that CA only, each served the role its certificate names")
@@ -135,9 +139,9 @@ type controlplane struct {
 	started func()
 }
 
-func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound time.Duration, mem *state.Memory, saver *state.Saver) (*controlplane, error) {
+func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound, stall time.Duration, mem *state.Memory, saver *state.Saver) (*controlplane, error) {
 	grpcOpts := xds.GRPCServerOptions()
-	xo := xds.Options{Log: log}
+	xo := xds.Options{Log: log, StallTimeout: stall}
 	var certs *mtls.Folder
 	if xdsTLSDir != "" {
 		f, err := mtls.LoadAs(xdsTLSDir, mtls.RoleControlplane, log)
@@ -269,7 +273,7 @@ func (o controlplaneOptions) statePath() string {
 }
 
 func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source, mem *state.Memory, saver *state.Saver) error {
-	cp, err := newControlplane(log, o.xdsListen, o.xdsTLSDir, o.ackBound, mem, saver)
+	cp, err := newControlplane(log, o.xdsListen, o.xdsTLSDir, o.ackBound, o.stall, mem, saver)
 	if err != nil {
 		return err
 	}

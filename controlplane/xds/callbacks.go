@@ -2,10 +2,14 @@ package xds
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-	"maps"
-	"sync"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
@@ -37,13 +41,18 @@ type streamBook struct {
 	ctx  context.Context // the stream's, for the peer's address in a refusal
 	// sent are the responses not answered yet, per type, oldest first.
 	sent map[string][]sentResponse
-	// acked is what the client acknowledged, per type: name → version (a delta
-	// client's; a state-of-the-world client's are its responses' versions).
+	// acked is what the client acknowledged of each of bookTypes: name → version (a
+	// delta client's; a state-of-the-world client's are its responses' versions).
 	acked map[string]map[string]string
+	// guard ends the stream of a stalled client (stall.go); timer checks, while
+	// responses are unanswered, whether the oldest waited past its limit.
+	guard *stallGuard
+	timer *time.Timer
 }
 
 type sentResponse struct {
 	nonce string
+	at    time.Time // when it was handed to the stream
 	// names and versions of a delta response; a state-of-the-world response keeps
 	// the response itself and its names are read only if it is NACKed.
 	names    []string
@@ -101,7 +110,7 @@ func (c *callbacks) open(ctx context.Context, id streamID) error {
 		return err
 	}
 	c.mu.Lock()
-	c.streams[id] = &streamBook{sent: map[string][]sentResponse{}, peer: p, ctx: ctx}
+	c.streams[id] = &streamBook{sent: map[string][]sentResponse{}, peer: p, ctx: ctx, guard: guardOf(ctx)}
 	c.mu.Unlock()
 	return nil
 }
@@ -125,6 +134,9 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 			b.role = role
 			c.s.metrics.clients.WithLabelValues(role).Inc()
 		}
+		if b.guard != nil {
+			b.guard.named(b.role, b.node)
+		}
 	}
 	if nonce == "" {
 		c.mu.Unlock()
@@ -134,12 +146,16 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 	pending := b.sent[typeURL]
 	for i := range pending {
 		if pending[i].nonce == nonce {
-			answered = &pending[i]
-			b.sent[typeURL] = pending[i+1:]
+			sr := pending[i]
+			answered = &sr
+			// The answered responses (and those it supersedes) are dropped from the
+			// backing array too, or their names and versions would stay as long as
+			// the stream.
+			b.sent[typeURL] = append(pending[:0:0], pending[i+1:]...)
 			break
 		}
 	}
-	if !nack && answered != nil && c.s.o.OnAcked != nil {
+	if !nack && answered != nil && c.s.o.OnAcked != nil && slices.Contains(bookTypes, typeURL) {
 		b.ack(typeURL, answered)
 	}
 	role, nodeID, identity := b.role, b.node, b.peer.ID
@@ -171,8 +187,12 @@ func (c *callbacks) sent(id streamID, typeURL string, sr sentResponse, n int) {
 	b := c.streams[id]
 	role, node := "", ""
 	if b != nil {
+		sr.at = time.Now()
 		b.sent[typeURL] = append(b.sent[typeURL], sr)
 		role, node = b.role, b.node
+		if b.guard != nil && b.timer == nil {
+			b.timer = time.AfterFunc(b.guard.limit, func() { c.checkStall(id) })
+		}
 	}
 	c.mu.Unlock()
 	if t := c.s.o.Tracer; t != nil {
@@ -189,6 +209,9 @@ func (c *callbacks) closed(id streamID) {
 	c.mu.Lock()
 	b := c.streams[id]
 	delete(c.streams, id)
+	if b != nil && b.timer != nil {
+		b.timer.Stop()
+	}
 	c.mu.Unlock()
 	if b != nil && b.role != "" {
 		c.s.metrics.clients.WithLabelValues(b.role).Dec()
@@ -198,6 +221,32 @@ func (c *callbacks) closed(id streamID) {
 			}
 		}
 	}
+}
+
+// checkStall drops the stream when its oldest unanswered response waited past the
+// stall limit, and otherwise checks again when it would have.
+func (c *callbacks) checkStall(id streamID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b := c.streams[id]
+	if b == nil {
+		return
+	}
+	b.timer = nil
+	var oldest time.Time
+	for _, pending := range b.sent {
+		if len(pending) > 0 && (oldest.IsZero() || pending[0].at.Before(oldest)) {
+			oldest = pending[0].at
+		}
+	}
+	if oldest.IsZero() {
+		return
+	}
+	if waited := time.Since(oldest); waited < b.guard.limit {
+		b.timer = time.AfterFunc(b.guard.limit-waited, func() { c.checkStall(id) })
+		return
+	}
+	b.guard.kill(errStalled{"unanswered", fmt.Sprintf("a response was neither acknowledged nor rejected for %s", b.guard.limit)})
 }
 
 // ack records what an acknowledged response carried (c.mu held).
@@ -227,8 +276,15 @@ func (b *streamBook) ack(typeURL string, sr *sentResponse) {
 	}
 }
 
+// bookTypes are the types whose acknowledged versions the books keep: what the
+// make-before-break order and the data-plane statuses read. A book holds an entry per
+// resource per client, so the types every proxy holds thousands of (clusters,
+// endpoints) are left out.
+var bookTypes = []string{ExtAuthConfigType, RouteType}
+
 // EachAcked calls f with every open stream of role (whose node named it) and what its
-// client acknowledged of typeURL, name → version (nil when nothing yet). f must not
+// client acknowledged of typeURL (one of ExtAuthConfigType and RouteType), name →
+// version (nil when nothing yet). f must not
 // keep or modify the map; it runs with the books locked, so it must be quick.
 func (s *Server) EachAcked(role, typeURL string, f func(node string, acked map[string]string)) {
 	c := s.cb
@@ -260,7 +316,7 @@ func (sr *sentResponse) resources() ([]string, map[string]string) {
 }
 
 // CaughtUp says whether every open stream of a proxy role (any role but extauth's)
-// acknowledged the version of typeURL's resources that is published now: none has a
+// acknowledged the version of typeURL's (RouteType's) resources that is published now: none has a
 // response of that type unanswered, and each version it acknowledged is the one served.
 func (s *Server) CaughtUp(typeURL string) bool {
 	type held struct {
@@ -291,7 +347,7 @@ func (s *Server) CaughtUp(typeURL string) bool {
 	return true
 }
 
-// ServedBy counts, for each of names of typeURL, the open streams of role that
+// ServedBy counts, for each of names of typeURL (ExtAuthConfigType or RouteType), the open streams of role that
 // acknowledged the version served now; total is the number of open streams of role.
 func (s *Server) ServedBy(role, typeURL string, names []string) (counts []int, total int) {
 	want := make([]string, len(names))
@@ -318,7 +374,7 @@ func (s *Server) ServedBy(role, typeURL string, names []string) (counts []int, t
 }
 
 // CaughtUpCount counts the open streams of role that acknowledged the version of
-// every resource of typeURL they hold that is served now, with none unanswered.
+// every resource of typeURL (ExtAuthConfigType or RouteType) they hold that is served now, with none unanswered.
 func (s *Server) CaughtUpCount(role, typeURL string) (n, total int) {
 	var held []map[string]string
 	c := s.cb

@@ -11,9 +11,9 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// dispatch is the cache go-control-plane's server asks: it sends each watch to the
-// wildcard set or the linear cache (filled when first asked) of the node's role and
-// the requested type, and holds watches of roles not published yet until their first
+// dispatch is the cache go-control-plane's server asks: it sends each delta watch to
+// the delta set of the node's role and the requested type, and each
+// state-of-the-world watch to its linear cache (filled when first asked), and holds watches of roles not published yet until their first
 // Publish.
 type dispatch struct{ s *Server }
 
@@ -27,10 +27,7 @@ func (d dispatch) CreateWatch(req *cachev3.Request, sub cachev3.Subscription, ch
 
 func (d dispatch) CreateDeltaWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, ch chan cachev3.DeltaResponse) (func(), error) {
 	return d.s.watch(req.GetNode(), req.GetTypeUrl(), func(r *role) (func(), error) {
-		if sub.IsWildcard() {
-			return r.wildcard[req.GetTypeUrl()].createWatch(req, sub, ch)
-		}
-		return d.s.linear(r, req.GetTypeUrl()).CreateDeltaWatch(req, sub, ch)
+		return r.sets[req.GetTypeUrl()].createWatch(req, sub, ch)
 	})
 }
 

@@ -16,6 +16,7 @@ type metrics struct {
 	publishSeconds                       prometheus.Histogram
 	publishFailures                      *prometheus.CounterVec
 	refused                              *prometheus.CounterVec
+	dropped                              *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -39,9 +40,11 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Publish calls refused (validation or consistency), by role."}, []string{"role"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gatehouse_xds_refused_streams_total",
 			Help: "xDS streams refused with PermissionDenied, by reason: no_certificate, no_role (the certificate names no role served), claims_another_role (the node's metadata names another role than its certificate)."}, []string{"reason"}),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gatehouse_xds_dropped_streams_total",
+			Help: "xDS streams of stalled clients dropped, by role and reason: write_blocked (a response could not be written for the stall timeout: the client stopped reading), unanswered (a response was neither ACKed nor NACKed for the stall timeout)."}, []string{"role", "reason"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.pushes, m.pushedResources, m.acks, m.nacks, m.clients, m.resources, m.publishSeconds, m.publishFailures, m.refused)
+		reg.MustRegister(m.pushes, m.pushedResources, m.acks, m.nacks, m.clients, m.resources, m.publishSeconds, m.publishFailures, m.refused, m.dropped)
 	}
 	return m
 }

@@ -359,7 +359,7 @@ func (rl *role) push(c *change) error {
 			if rl.isFilled(typ) {
 				errs = append(errs, rl.caches[typ].UpdateResources(upsert[typ], nil))
 			}
-			errs = append(errs, rl.wildcard[typ].update(wires[typ], nil))
+			errs = append(errs, rl.sets[typ].update(wires[typ], nil))
 		}
 	}
 	for i := len(order) - 1; i >= 0; i-- {
@@ -367,7 +367,7 @@ func (rl *role) push(c *change) error {
 			if rl.isFilled(typ) {
 				errs = append(errs, rl.caches[typ].UpdateResources(nil, remove[typ]))
 			}
-			errs = append(errs, rl.wildcard[typ].update(nil, remove[typ]))
+			errs = append(errs, rl.sets[typ].update(nil, remove[typ]))
 		}
 	}
 	return errors.Join(errs...)

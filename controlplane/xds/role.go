@@ -19,19 +19,18 @@ type role struct {
 	caches map[string]*cachev3.LinearCache
 	// filled are the types whose linear cache holds what is served. A linear cache
 	// keeps ~270 bytes per resource (go-control-plane's cachedResource and its lazy
-	// serialization and hash), and answers only the watches wildcard does not: a
-	// state-of-the-world client, or a delta one that names what it wants (a gateway
-	// proxy's routes and endpoints). Every other type's cache is filled when such a
-	// watch first comes; until then Publish does not update it. At 10k services a
-	// gateway proxy's clusters and the extauth role's configs, which their delta
-	// clients take whole, no longer sit in a cache nobody asks. Guarded by fillMu.
+	// serialization and hash), and answers only state-of-the-world clients (the
+	// delta sets answer every delta client). A type's cache is filled when such a
+	// client first asks for it; until then Publish does not update it, so the
+	// resources of a deployment whose clients all speak delta sit in no cache nobody
+	// asks. Guarded by fillMu.
 	filled map[string]bool
 	fillMu sync.Mutex
-	// wildcard answers the delta watches of every resource of a type (wildcard.go);
-	// caches answer the others.
-	wildcard map[string]*wildcardSet
-	served   map[string]map[string]served
-	index    index
+	// sets answer the delta watches of each type (delta_set.go); caches answer the
+	// state-of-the-world ones.
+	sets   map[string]*deltaSet
+	served map[string]map[string]served
+	index  index
 	// vhosts are the virtual hosts of each served route configuration, already checked,
 	// and routeRefs what each references (route_refs.go).
 	vhosts    map[string]vhostMemo
@@ -71,16 +70,16 @@ func (s served) cached() types.Resource {
 	return s.res
 }
 
-// wireResource is what the wildcard set is given for s.
+// wireResource is what the delta set is given for s.
 func (s served) wireResource() wireResource {
 	return wireResource{res: s.cached(), version: s.version, raw: s.raw}
 }
 
 func (s *Server) newRole(name string) *role {
-	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, filled: map[string]bool{}, wildcard: map[string]*wildcardSet{}, served: map[string]map[string]served{}, index: newIndex(), vhosts: map[string]vhostMemo{}, routeRefs: map[string]refCounts{}}
+	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, filled: map[string]bool{}, sets: map[string]*deltaSet{}, served: map[string]map[string]served{}, index: newIndex(), vhosts: map[string]vhostMemo{}, routeRefs: map[string]refCounts{}}
 	for _, t := range roleTypes(name) {
 		r.caches[t] = cachev3.NewLinearCache(t, cachev3.WithVersionPrefix(s.prefix), cachev3.WithLogger(cacheLogger{s.log}))
-		r.wildcard[t] = newWildcardSet(t, s.prefix)
+		r.sets[t] = newDeltaSet(t, s.prefix)
 		r.served[t] = map[string]served{}
 	}
 	return r

@@ -47,6 +47,10 @@ type Options struct {
 	// acknowledged a response of typeURL, and after a stream of role closed: what the
 	// clients of role hold (EachAcked) changed. It must not block for long.
 	OnAcked func(role, typeURL string)
+	// StallTimeout bounds how long a response may wait to be written to a client (that
+	// stopped reading) or for its answer (ACK or NACK) before the stream is dropped
+	// (stall.go); 0 means DefaultStallTimeout.
+	StallTimeout time.Duration
 }
 
 // Nack is a response a client rejected.
@@ -98,10 +102,10 @@ func NewServer(o Options) *Server {
 	return s
 }
 
-// Register serves ADS (state of the world and delta) and the per-type discovery
-// services on g.
+// Register serves ADS (state of the world and delta, each stream under the stall
+// timeout) and the per-type discovery services on g.
 func (s *Server) Register(g *grpc.Server) {
-	discovery.RegisterAggregatedDiscoveryServiceServer(g, s.xds)
+	discovery.RegisterAggregatedDiscoveryServiceServer(g, boundedADS{s.xds, s})
 	listenerservice.RegisterListenerDiscoveryServiceServer(g, s.xds)
 	routeservice.RegisterRouteDiscoveryServiceServer(g, s.xds)
 	clusterservice.RegisterClusterDiscoveryServiceServer(g, s.xds)

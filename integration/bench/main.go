@@ -3,7 +3,7 @@
 // stores its goals in integration/bench/results/NAME.json and rebuilds from those
 // files the goal table BENCHMARKS.md opens with. Every process it starts is stopped
 // by pid. Sections: plugin, oidc, pluginload, devloop, controlplane, mtls, observe,
-// churn (see BENCHMARKS.md for what each measures).
+// churn, fanout (see BENCHMARKS.md for what each measures).
 //
 //	go run ./integration/bench                                  # every section
 //	go run ./integration/bench -only devloop -devloop-rounds 5  # one section
@@ -64,7 +64,15 @@ func main() {
 	flag.IntVar(&c.Edits, "churn-edits", c.Edits, "AuthConfig edits during the churn")
 	flag.IntVar(&c.Deletes, "churn-deletes", c.Deletes, "route removals during the churn")
 	flag.BoolVar(&c.Pin, "churn-pin", c.Pin, "run the churn's servers on CPU 1 and its load on CPU 0")
-	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls,observe,churn)")
+	flag.BoolVar(&o.fanout, "fanout", true, "the fanout section: one control plane feeding fleets of simulated proxies and extauth replicas")
+	flag.StringVar(&o.fanoutClients, "fanout-clients", "10,50,200", "fanout fleet sizes (half proxies, half extauth replicas), ascending")
+	flag.IntVar(&o.fo.Resources, "fanout-resources", 10000, "fanout: VirtualServices, Upstreams and AuthConfigs each")
+	flag.IntVar(&o.fo.Edits, "fanout-edits", 30, "fanout: AuthConfig and Upstream edits timed per fleet size")
+	flag.IntVar(&o.fo.RouteEdits, "fanout-route-edits", 8, "fanout: VirtualService edits timed per fleet size (each sends the whole route configuration to every proxy)")
+	flag.DurationVar(&o.fo.Churn, "fanout-churn", time.Minute, "fanout: edits at 10/s with the largest fleet, for memory; 0 skips it")
+	flag.IntVar(&o.fo.Storms, "fanout-storms", 3, "fanout: SIGKILL and restart with the largest fleet")
+	flag.DurationVar(&o.fo.Stall, "fanout-stall-timeout", time.Minute, "fanout: the control plane's --xds-stall-timeout")
+	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls,observe,churn,fanout)")
 	flag.BoolVar(&o.write, "write", false, "update the sections this run measured in -file, their results in -results, and the goal table")
 	flag.BoolVar(&o.table, "table", false, "measure nothing: print (with -write, rewrite) the goal table from the stored results")
 	flag.StringVar(&o.file, "file", "", "benchmarks file (default BENCHMARKS.md at the module root)")
@@ -100,6 +108,7 @@ func (o *options) validate() error {
 		on := func(name string) bool { return slices.Contains(want, name) }
 		o.pluginSection, o.oidc, o.cp, o.doMTLS, o.doChurn = on("plugin"), on("oidc"), on("controlplane"), on("mtls"), on("churn")
 		o.observe = on("observe")
+		o.fanout = on("fanout")
 		if !on("pluginload") {
 			o.swaps = 0
 		}
@@ -133,6 +142,17 @@ func (o *options) validate() error {
 		o.cpo.Sizes = append(o.cpo.Sizes, n)
 	}
 	slices.Sort(o.cpo.Sizes)
+	for _, f := range strings.Split(o.fanoutClients, ",") {
+		if !o.fanout {
+			break
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 || o.fo.Resources < 1 || o.fo.Edits < 1 || o.fo.RouteEdits < 1 {
+			return fmt.Errorf("-fanout-clients %q -fanout-resources %d -fanout-edits %d: want client counts of 2 or more and positive sizes", o.fanoutClients, o.fo.Resources, o.fo.Edits)
+		}
+		o.fo.Clients = append(o.fo.Clients, n)
+	}
+	slices.Sort(o.fo.Clients)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"gatehouse.dev/gatehouse/integration/bench/churn"
 	"gatehouse.dev/gatehouse/integration/bench/controlplane"
 	"gatehouse.dev/gatehouse/integration/bench/devloop"
+	"gatehouse.dev/gatehouse/integration/bench/fanout"
 	"gatehouse.dev/gatehouse/integration/bench/mtls"
 	"gatehouse.dev/gatehouse/integration/bench/observe"
 	"gatehouse.dev/gatehouse/integration/bench/oidc"
@@ -18,7 +19,7 @@ import (
 )
 
 // sections are every section, in the order they run and the goal table lists them.
-var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section, observe.Section, churn.Section}
+var sections = []benchkit.Section{plugin.Section, oidc.Section, pluginload.Section, devloop.Section, controlplane.Section, mtls.Section, observe.Section, churn.Section, fanout.Section}
 
 // options are the command-line flags.
 type options struct {
@@ -33,6 +34,9 @@ type options struct {
 	write, table                    bool
 	observe                         bool
 	observeRounds                   int
+	fanout                          bool
+	fanoutClients                   string
+	fo                              fanout.Options
 }
 
 // goalTable is the table BENCHMARKS.md opens with.
@@ -86,6 +90,7 @@ func measure(ctx context.Context, o options, root string) ([]benchkit.Result, er
 			return observe.Run(ctx, env, oo)
 		}},
 		{"churn", o.doChurn, func() (benchkit.Result, error) { return churn.Run(ctx, env, o.churn) }},
+		{"fanout", o.fanout, func() (benchkit.Result, error) { return fanout.Run(ctx, env, o.fo) }},
 	}
 	var rs []benchkit.Result
 	for _, s := range runs {

@@ -14,20 +14,24 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
-// wildcardSet answers the delta watches of one role and type that subscribe to every
-// resource (extauth, and a gateway proxy for clusters and listeners). go-control-plane's
-// LinearCache, which answers every other watch, compares each of its resources with
-// what such a client knows on every change and on every ACK: a lookup per resource
-// per edit. wildcardSet keeps a log of the names changed
-// and, for each response it sent on a stream, the point of the log that response
-// brought the client to; the stream's next watch, while its subscription is unchanged,
-// looks at the names changed since, and nothing else.
+// deltaSet answers every delta watch of one role and type: those that subscribe to
+// every resource (extauth, and a gateway proxy for clusters and listeners) and those
+// that name what they want (a gateway proxy's endpoints and route configurations).
+// go-control-plane's LinearCache compares each of its resources (or each name a
+// client subscribed to) with what the client knows on every change and on every
+// ACK, and registers a named watch under each of its names: a lookup per resource
+// per client per edit. deltaSet keeps a log of the names changed and, for each
+// response it sent on a stream, the point of the log that response brought the
+// client to; the stream's next watch, while its subscription is unchanged, looks at
+// the names changed since, and nothing else, and an open watch is one entry however
+// many names it subscribes to.
 //
 // The client's known versions are go-control-plane's (the subscription's returned
 // resources, which the server sets to the NextVersionMap of each response sent); a
-// watch whose subscription changed, or that wildcardSet did not answer last, is
-// compared in full, as LinearCache does.
-type wildcardSet struct {
+// watch whose subscription changed, or that deltaSet did not answer last, is
+// compared in full, as LinearCache does, and a named watch is answered as
+// LinearCache answers it (TestNamedWatchesAnswerAsLinearCache).
+type deltaSet struct {
 	typeURL string
 	prefix  string // of the system version, as the LinearCache's
 
@@ -37,22 +41,25 @@ type wildcardSet struct {
 	log       []logged // names changed, oldest first; holds the changes after logFrom
 	logFrom   uint64
 	sent      map[chan cachev3.DeltaResponse]sentMark // by stream
-	watches   map[*wildcardWatch]struct{}
+	watches   map[*setWatch]struct{}
 }
 
 // maxLog is how many changed names the log keeps; a client further behind is
 // compared in full.
 const maxLog = 4096
 
-// wireResource is a resource and its version. Its serialization is made when a
-// response carries it, not kept: a wildcard client is sent all of them once per
-// stream and then only what changes, while keeping them would hold every cluster,
-// ClusterLoadAssignment and ExtAuthConfig twice, as a message and as bytes (a route
-// configuration's wire form is its bytes already, taken without a copy).
+// wireResource is a resource and its version. The discovery.Resource responses carry
+// it in is built when it is first sent, from its serialization (raw, or made then),
+// and then shared by every response to every stream until the resource changes: a
+// version is serialized and wrapped once for all clients, never once per client.
+// Sharing is safe because nothing modifies a response's resources once built, and
+// protobuf messages may be marshaled concurrently.
 type wireResource struct {
+	name    string // the set's own copy, which interned names share
 	res     types.Resource
 	version func() string // the content hash, as go-control-plane's caches compute it
 	raw     []byte        // res serialized, when it already was; nil otherwise
+	sent    *discovery.Resource
 }
 
 type logged struct {
@@ -62,30 +69,31 @@ type logged struct {
 
 // sentMark identifies the versions map a response made the client's (the map itself
 // is go-control-plane's subscription's; while the subscription is wildcard only
-// wildcardSet's responses replace it) with its size, and the change it brought it to.
+// deltaSet's responses replace it) with its size, and the change it brought it to.
 type sentMark struct {
 	known uintptr
 	n     int
 	seq   uint64
 }
 
-type wildcardWatch struct {
+type setWatch struct {
 	req *discovery.DeltaDiscoveryRequest
 	sub cachev3.Subscription
 	ch  chan cachev3.DeltaResponse
 }
 
-func newWildcardSet(typeURL, prefix string) *wildcardSet {
-	return &wildcardSet{typeURL: typeURL, prefix: prefix, resources: map[string]wireResource{},
-		sent: map[chan cachev3.DeltaResponse]sentMark{}, watches: map[*wildcardWatch]struct{}{}}
+func newDeltaSet(typeURL, prefix string) *deltaSet {
+	return &deltaSet{typeURL: typeURL, prefix: prefix, resources: map[string]wireResource{},
+		sent: map[chan cachev3.DeltaResponse]sentMark{}, watches: map[*setWatch]struct{}{}}
 }
 
 // update makes upsert and remove what is served and answers the open watches.
-func (w *wildcardSet) update(upsert map[string]wireResource, remove []string) error {
+func (w *deltaSet) update(upsert map[string]wireResource, remove []string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.seq++
 	for name, r := range upsert {
+		r.name = name
 		w.resources[name] = r
 		w.log = append(w.log, logged{w.seq, name})
 	}
@@ -116,14 +124,17 @@ func (w *wildcardSet) update(upsert map[string]wireResource, remove []string) er
 
 // createWatch answers req now when the client misses something (or this is its first
 // request), else when it does.
-func (w *wildcardSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, ch chan cachev3.DeltaResponse) (func(), error) {
+func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, ch chan cachev3.DeltaResponse) (func(), error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(req.GetResourceNamesSubscribe()) > 0 || len(req.GetResourceNamesUnsubscribe()) > 0 {
 		delete(w.sent, ch) // the subscription's known versions may have been edited
 	}
-	wt := &wildcardWatch{req: req, sub: sub, ch: ch}
-	if sent, err := w.respond(wt, req.GetResponseNonce() == ""); err != nil || sent {
+	if _, ok := w.sent[ch]; !ok {
+		w.intern(sub)
+	}
+	wt := &setWatch{req: req, sub: sub, ch: ch}
+	if sent, err := w.respond(wt, sub.IsWildcard() && req.GetResponseNonce() == ""); err != nil || sent {
 		return func() {}, err
 	}
 	w.watches[wt] = struct{}{}
@@ -136,16 +147,16 @@ func (w *wildcardSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscri
 
 // respond sends wt what its client misses, if anything (or anyway when evenIfEmpty),
 // and says whether it sent.
-func (w *wildcardSet) respond(wt *wildcardWatch, evenIfEmpty bool) (bool, error) {
+func (w *deltaSet) respond(wt *setWatch, evenIfEmpty bool) (bool, error) {
 	known := wt.sub.ReturnedResources()
 	var changed []missed
 	var removed []string
 	var err error
 	next := known
 	if m, ok := w.sent[wt.ch]; ok && m.seq >= w.logFrom && known != nil && m.known == mapAddr(known) && len(known) == m.n {
-		changed, removed, err = w.since(m.seq, known)
+		changed, removed, err = w.since(m.seq, known, wt.sub)
 	} else {
-		changed, removed, err = w.all(known)
+		changed, removed, err = w.all(known, wt.sub)
 		next = maps.Clone(known)
 		if next == nil {
 			next = map[string]string{}
@@ -163,16 +174,11 @@ func (w *wildcardSet) respond(wt *wildcardWatch, evenIfEmpty bool) (bool, error)
 	// server hands it back as the returned resources of the next request, and nothing
 	// reads it meanwhile (the stream's watch is cancelled before its subscription is).
 	for _, c := range changed {
-		r := w.resources[c.name]
-		b, err := r.raw, error(nil)
-		if b == nil {
-			b, err = serialized(r.res)
-		}
+		out, err := w.wire(c.name)
 		if err != nil {
-			return false, fmt.Errorf("xds: %s %s: marshaling: %w", w.typeURL, c.name, err)
+			return false, err
 		}
-		resp.Resources = append(resp.Resources, &discovery.Resource{Name: c.name, Version: c.version,
-			Resource: &anypb.Any{TypeUrl: w.typeURL, Value: b}})
+		resp.Resources = append(resp.Resources, out)
 		next[c.name] = c.version
 	}
 	for _, name := range removed {
@@ -198,15 +204,19 @@ func differs(name string, r wireResource, v string, was bool) (missed, bool, err
 	return missed{name, version}, !was || v != version, nil
 }
 
-// since is what changed after seq and differs from known.
-func (w *wildcardSet) since(seq uint64, known map[string]string) (changed []missed, removed []string, err error) {
+// since is what changed after seq, is subscribed to, and differs from known.
+func (w *deltaSet) since(seq uint64, known map[string]string, sub cachev3.Subscription) (changed []missed, removed []string, err error) {
 	seen := map[string]bool{}
+	wildcard, subscribed := sub.IsWildcard(), sub.SubscribedResources()
 	for i := len(w.log) - 1; i >= 0 && w.log[i].seq > seq; i-- {
 		name := w.log[i].name
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
+		if _, ok := subscribed[name]; !wildcard && !ok {
+			continue
+		}
 		r, ok := w.resources[name]
 		v, was := known[name]
 		if !ok {
@@ -226,8 +236,12 @@ func (w *wildcardSet) since(seq uint64, known map[string]string) (changed []miss
 	return changed, removed, nil
 }
 
-// all compares every resource with known.
-func (w *wildcardSet) all(known map[string]string) (changed []missed, removed []string, err error) {
+// all compares every resource (or, for a named subscription, every name subscribed)
+// with known.
+func (w *deltaSet) all(known map[string]string, sub cachev3.Subscription) (changed []missed, removed []string, err error) {
+	if !sub.IsWildcard() {
+		return w.allNamed(known, sub.SubscribedResources())
+	}
 	for name, r := range w.resources {
 		v, was := known[name]
 		c, diff, err := differs(name, r, v, was)
@@ -247,3 +261,49 @@ func (w *wildcardSet) all(known map[string]string) (changed []missed, removed []
 }
 
 func mapAddr(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
+
+// allNamed compares each name subscribed with known; a name known but no longer
+// served, or no longer subscribed to, is removed.
+func (w *deltaSet) allNamed(known map[string]string, subscribed map[string]struct{}) (changed []missed, removed []string, err error) {
+	for name := range subscribed {
+		r, ok := w.resources[name]
+		v, was := known[name]
+		if !ok {
+			if was {
+				removed = append(removed, name)
+			}
+			continue
+		}
+		c, diff, err := differs(name, r, v, was)
+		if err != nil {
+			return nil, nil, err
+		}
+		if diff {
+			changed = append(changed, c)
+		}
+	}
+	for name := range known {
+		if _, ok := subscribed[name]; !ok {
+			removed = append(removed, name)
+		}
+	}
+	return changed, removed, nil
+}
+
+// wire is the discovery.Resource of name as served now, built on first use.
+func (w *deltaSet) wire(name string) (*discovery.Resource, error) {
+	r := w.resources[name]
+	if r.sent != nil {
+		return r.sent, nil
+	}
+	b, err := r.raw, error(nil)
+	if b == nil {
+		b, err = serialized(r.res)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("xds: %s %s: marshaling: %w", w.typeURL, name, err)
+	}
+	r.sent = &discovery.Resource{Name: name, Version: r.version(), Resource: &anypb.Any{TypeUrl: w.typeURL, Value: b}}
+	w.resources[name] = r
+	return r.sent, nil
+}

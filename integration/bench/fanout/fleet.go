@@ -1,0 +1,165 @@
+package fanout
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"gatehouse.dev/gatehouse/controlplane/xds/xdsfleet"
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+	"gatehouse.dev/gatehouse/integration/bench/checkload"
+)
+
+// kinds are the kinds edited, in the order each round edits them.
+var kinds = []string{"AuthConfig", "Upstream", "VirtualService", routesUndecoded}
+
+// routesUndecoded is VirtualService edits timed with proxies that do not decode the
+// route configuration: the control plane's part, without 100 proxies' decoding on one
+// core of the bench.
+const routesUndecoded = "VirtualService (proxies not decoding)"
+
+// joinBatch is how many clients connect at once while a fleet grows.
+const joinBatch = 50
+
+// fleetResult is one fleet size's figures.
+type fleetResult struct {
+	Clients int
+	Load    string        // load average after the edits
+	Ready   time.Duration // from connecting the clients added (in batches of joinBatch) to every client's complete state
+	RSS     int64         // the control plane's, with the fleet connected and settled
+	Heap    int64         // its live Go heap then (after a collection)
+	Edits   []editSeries
+}
+
+// editSeries is the edits of one kind.
+type editSeries struct {
+	Kind  string
+	Last  []time.Duration // edit written → the last client holding it
+	Bytes []int64         // resource bytes every client received for the edit
+	CPU   time.Duration   // the control plane's CPU per edit
+}
+
+// measureFleet grows the fleet to n clients and times edits of each kind.
+func measureFleet(ctx context.Context, p *plane, clock benchkit.Clock, n int, o Options, version *int) (fleetResult, error) {
+	f := fleetResult{Clients: n}
+	start := time.Now()
+	// Clients join in batches, as replicas of a rollout do; each batch gets its whole
+	// state before the next connects.
+	var at []time.Time
+	for len(p.proxies)+len(p.extauths) < n {
+		proxies := min(n/2-len(p.proxies), joinBatch/2)
+		extauths := min(n-n/2-len(p.extauths), joinBatch-proxies)
+		if err := p.connect(ctx, proxies, extauths); err != nil {
+			return f, err
+		}
+		var err error
+		if at, err = p.waitComplete(ctx, 5*time.Minute); err != nil {
+			return f, err
+		}
+	}
+	f.Ready = slices.MaxFunc(at, func(a, b time.Time) int { return a.Compare(b) }).Sub(start)
+	time.Sleep(3 * time.Second) // the collector returns the connections' garbage
+	var err error
+	if f.Heap, err = liveHeap(ctx, p); err != nil {
+		return f, err
+	}
+	if f.RSS, err = rssOf(p); err != nil {
+		return f, err
+	}
+	for _, kind := range kinds {
+		s := editSeries{Kind: kind}
+		edits := o.Edits
+		if kind == "VirtualService" || kind == routesUndecoded {
+			edits = o.RouteEdits
+		}
+		for _, c := range p.proxies {
+			c.DecodeRoutes(kind != routesUndecoded)
+		}
+		cpu0, err := clock.Used(p.proc.Pid())
+		if err != nil {
+			return f, err
+		}
+		for i := range edits {
+			*version++
+			last, bytes, err := timeEdit(ctx, p, kind, i%p.n, *version)
+			if err != nil {
+				return f, err
+			}
+			s.Last, s.Bytes = append(s.Last, last), append(s.Bytes, bytes)
+		}
+		cpu1, err := clock.Used(p.proc.Pid())
+		if err != nil {
+			return f, err
+		}
+		s.CPU = (cpu1 - cpu0) / time.Duration(edits)
+		f.Edits = append(f.Edits, s)
+	}
+	for _, c := range p.proxies {
+		c.DecodeRoutes(true)
+	}
+	f.Load = benchkit.LoadAverage()
+	return f, nil
+}
+
+// timeEdit makes edit v of service i's kind and waits until every client it reaches
+// holds it: the time from writing the file to the last arrival, and the resource bytes
+// the clients received meanwhile.
+func timeEdit(ctx context.Context, p *plane, kind string, i, v int) (time.Duration, int64, error) {
+	typ, name, clients := p.watched(kind, i)
+	clients = slices.DeleteFunc(slices.Clone(clients), stalledClient)
+	old := make([]string, len(clients))
+	var before int64
+	for j, c := range clients {
+		old[j] = c.Version(typ, name)
+		before += c.Received()
+	}
+	start := time.Now()
+	if err := edit(p.dir, kind, i, v); err != nil {
+		return 0, 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	var last time.Time
+	for j, c := range clients {
+		at, err := c.WaitVersion(ctx, typ, name, old[j])
+		if err != nil {
+			return 0, 0, fmt.Errorf("edit %d of %s %d: %w", v, kind, i, err)
+		}
+		last = max(last, at)
+	}
+	var after int64
+	for _, c := range clients {
+		after += c.Received()
+	}
+	return last.Sub(start), after - before, nil
+}
+
+func stalledClient(c *xdsfleet.Client) bool { return c.Stalled() }
+
+// rssOf is the control plane's resident memory now.
+func rssOf(p *plane) (int64, error) {
+	m, err := benchkit.ReadMem(p.proc.Pid())
+	return m.RSS, err
+}
+
+// liveHeap has the control plane collect (the heap profile's gc=1) and reads what is
+// left: the memory its state and the clients' books hold, without garbage.
+func liveHeap(ctx context.Context, p *plane) (int64, error) {
+	body, err := checkload.Get(ctx, "http://"+p.admin+"/debug/pprof/heap?gc=1")
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, body)
+	body.Close()
+	v, err := metric(ctx, "http://"+p.admin+"/metrics", "go_memstats_heap_alloc_bytes")
+	return int64(v), err
+}
+
+func max(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,190 @@
+package fanout
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"time"
+
+	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/controlplane/xds/xdsfleet"
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+)
+
+// plane is a `gatehouse controlplane` process pinned to benchkit.ServerCPU, on a
+// folder of generated services, and the fleet of clients connected to it.
+type plane struct {
+	env         *benchkit.Env
+	dir, state  string
+	n           int
+	xds, admin  string
+	stallLimit  time.Duration
+	proc        *benchkit.Proc
+	started     time.Time
+	starts      int
+	proxies     []*xdsfleet.Client
+	extauths    []*xdsfleet.Client
+	routeConfig string
+}
+
+// start starts (or, after a kill, restarts) the control plane process on the same
+// addresses and state file.
+func (p *plane) start() error {
+	p.starts++
+	log := filepath.Join(p.env.Tmp, fmt.Sprintf("fanout-%d-%d.log", p.n, p.starts))
+	args := []string{"controlplane", "--resources", p.dir, "--state", p.state, "--xds-listen", p.xds, "--admin-listen", p.admin}
+	if p.stallLimit > 0 {
+		args = append(args, "--xds-stall-timeout", p.stallLimit.String())
+	}
+	bin, args := benchkit.Pinned(benchkit.ServerCPU, p.env.Bins.Gatehouse, args...)
+	p.started = time.Now()
+	var err error
+	p.proc, err = p.env.Procs.Start("controlplane", log, benchkit.ServerEnv(), bin, args...)
+	return err
+}
+
+// kill ends the control plane with SIGKILL and waits until it is gone.
+func (p *plane) kill() error {
+	if err := p.proc.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	for p.proc.Exited() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// connect adds proxies and extauth clients to the fleet.
+func (p *plane) connect(ctx context.Context, proxies, extauths int) error {
+	for range proxies {
+		c, err := xdsfleet.Start(ctx, p.xds, xds.DefaultProxyRole, fmt.Sprintf("proxy-%d", len(p.proxies)), nil)
+		if err != nil {
+			return err
+		}
+		p.proxies = append(p.proxies, c)
+	}
+	for range extauths {
+		c, err := xdsfleet.Start(ctx, p.xds, xds.RoleExtauth, fmt.Sprintf("extauth-%d", len(p.extauths)), nil)
+		if err != nil {
+			return err
+		}
+		p.extauths = append(p.extauths, c)
+	}
+	return nil
+}
+
+// all is every client of the fleet.
+func (p *plane) all() []*xdsfleet.Client {
+	return append(append([]*xdsfleet.Client(nil), p.proxies...), p.extauths...)
+}
+
+// complete says whether c holds the whole state of its role, as served now.
+func (p *plane) complete(c *xdsfleet.Client) bool {
+	if c.Role == xds.RoleExtauth {
+		return c.Count(xds.ExtAuthConfigType) >= p.n
+	}
+	return c.Count(xds.ClusterType) >= p.n+1 && c.Count(xds.EndpointType) >= p.n+1 && c.Count(xds.ListenerType) >= 1 && c.Count(xds.RouteType) >= 1
+}
+
+// waitComplete waits until every client holds the whole state and was answered on
+// its current stream, and returns when each got there.
+func (p *plane) waitComplete(ctx context.Context, limit time.Duration) ([]time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	all := p.all()
+	at := make([]time.Time, len(all))
+	errs := make(chan error, len(all))
+	for i, c := range all {
+		go func() {
+			errs <- c.WaitFor(ctx, func() bool {
+				ok := c.Answered() && p.complete(c)
+				if ok {
+					at[i] = time.Now()
+				}
+				return ok
+			})
+		}()
+	}
+	for range all {
+		if err := <-errs; err != nil {
+			if exit := p.proc.Exited(); exit != nil {
+				return nil, exit
+			}
+			return nil, fmt.Errorf("waiting for %d clients' complete state: %w", len(all), err)
+		}
+	}
+	if names := p.proxies[0].Names(xds.RouteType); len(names) == 1 {
+		p.routeConfig = names[0]
+	}
+	return at, nil
+}
+
+// close ends the clients.
+func (p *plane) close() {
+	for _, c := range p.all() {
+		c.Close()
+	}
+	p.proxies, p.extauths = nil, nil
+}
+
+// waitPort polls addr until it accepts a connection.
+func waitPort(ctx context.Context, p *benchkit.Proc, addr string) error {
+	return benchkit.Poll(ctx, p, 2*time.Minute, 2*time.Millisecond, func(context.Context) error {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+}
+
+// An edit of service i's resource of kind: the file the controlplane section wrote,
+// with one value changed, renamed over the old one so it is never read half written.
+var editOf = map[string]struct {
+	file string
+	re   *regexp.Regexp
+	with func(v int) string
+}{
+	"AuthConfig":     {"authconfig-%05d.yaml", regexp.MustCompile(`AllowedValues: \[v\d+\]`), func(v int) string { return "AllowedValues: [v" + strconv.Itoa(v) + "]" }},
+	"Upstream":       {"upstream-%05d.yaml", regexp.MustCompile(`port: \d+`), func(v int) string { return "port: " + strconv.Itoa(8000+v%50000) }},
+	"VirtualService": {"virtualservice-%05d.yaml", regexp.MustCompile(`prefix: /open-\d+`), func(v int) string { return "prefix: /open-" + strconv.Itoa(v) }},
+}
+
+func edit(dir, kind string, i, v int) error {
+	if kind == routesUndecoded {
+		kind = "VirtualService"
+	}
+	e := editOf[kind]
+	path := filepath.Join(dir, fmt.Sprintf(e.file, i))
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out := e.re.ReplaceAllString(string(b), e.with(v))
+	if out == string(b) {
+		return fmt.Errorf("%s: edit %d changes nothing", path, v)
+	}
+	tmp := filepath.Join(dir, ".edit.tmp")
+	if err := os.WriteFile(tmp, []byte(out), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// watched is the resource whose new version shows an edit of service i's kind, and
+// the clients it reaches.
+func (p *plane) watched(kind string, i int) (typ, name string, clients []*xdsfleet.Client) {
+	switch kind {
+	case "AuthConfig":
+		return xds.ExtAuthConfigType, fmt.Sprintf("bench.ac-%05d", i), p.extauths
+	case "Upstream":
+		return xds.EndpointType, fmt.Sprintf("bench.up-%05d", i), p.proxies
+	}
+	// VirtualService, decoded or not
+	return xds.RouteType, p.routeConfig, p.proxies
+}

@@ -1,0 +1,67 @@
+package fanout
+
+import (
+	"context"
+	"time"
+
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+)
+
+// stormResult is one SIGKILL and restart with the whole fleet reconnecting.
+type stormResult struct {
+	Clients  int
+	Complete []time.Duration // restart → each client's complete state on a new stream
+	Partial  int             // clients that lost a resource (a removal) or whose first state was not complete
+	Load     string
+}
+
+// storm kills the control plane, restarts it at once and times every client back to
+// its complete state; the clients reconnect with their own backoff and jitter.
+func storm(ctx context.Context, p *plane) (stormResult, error) {
+	all := p.all()
+	r := stormResult{Clients: len(all)}
+	removals := make([]int, len(all))
+	streams := make([]int, len(all))
+	for i, c := range all {
+		st := c.Stats()
+		removals[i], streams[i] = st.Removals, st.Streams
+	}
+	if err := p.kill(); err != nil {
+		return r, err
+	}
+	if err := p.start(); err != nil {
+		return r, err
+	}
+	restart := p.started
+	// A client is back when its new stream answered it, and it then holds everything.
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	errs := make(chan error, len(all))
+	at := make([]time.Time, len(all))
+	partial := make([]bool, len(all))
+	for i, c := range all {
+		go func() {
+			errs <- c.WaitFor(ctx, func() bool {
+				if c.Stats().Streams <= streams[i] || !c.Answered() {
+					return false
+				}
+				at[i] = time.Now()
+				partial[i] = !p.complete(c)
+				return true
+			})
+		}()
+	}
+	for range all {
+		if err := <-errs; err != nil {
+			return r, err
+		}
+	}
+	for i, c := range all {
+		r.Complete = append(r.Complete, at[i].Sub(restart))
+		if partial[i] || c.Stats().Removals > removals[i] {
+			r.Partial++
+		}
+	}
+	r.Load = benchkit.LoadAverage()
+	return r, nil
+}
