@@ -188,6 +188,15 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound, 
 	po.ProxiesAcked = func(typeURL string, f func(string, map[string]string)) {
 		cp.xds.EachAcked(xds.DefaultProxyRole, typeURL, f)
 	}
+	po.BookProxyAcks = func(cluster string, on bool) {
+		for _, typeURL := range []string{xds.ClusterType, xds.EndpointType} {
+			if on {
+				cp.xds.Book(typeURL, cluster)
+			} else {
+				cp.xds.Unbook(typeURL, cluster)
+			}
+		}
+	}
 	if mem != nil {
 		po.Memory = mem
 	}

@@ -42,6 +42,9 @@ type gate struct {
 	// id (for extauth, xds.Server.EachAcked of the extauth role and type); nil:
 	// nothing is held.
 	acked func(f func(node string, has func(id string) bool))
+	// book, when set, makes the clients' books keep the acknowledgements of id (on)
+	// or forget them: what acked reports of a type they do not keep whole.
+	book func(id string, on bool)
 
 	mu sync.Mutex // guards pending: the acknowledgements come from stream goroutines
 	// pending are the AuthConfigs (config ids) offered to extauth and not yet known to
@@ -135,11 +138,15 @@ func (g *gate) offer(changed []string, served func(id string) bool, at time.Time
 			g.lag.drop(id)
 			if g.acked != nil && !first {
 				g.pending[id] = at
+				g.booking(id, true)
 			}
 		case now && g.nacked[id]:
 			delete(g.nacked, id) // a new version: wait for the replicas again
 			g.pending[id] = at
 		case !now:
+			if _, ok := g.pending[id]; ok || g.lag.byID[id] != nil {
+				g.booking(id, false)
+			}
 			g.lag.drop(id)
 			delete(g.served, id)
 			delete(g.pending, id)
@@ -182,6 +189,7 @@ func (g *gate) ready(id string, t time.Time) bool {
 	switch {
 	case len(lagging) == 0 && !g.reconnecting(t):
 		delete(g.pending, id)
+		g.booking(id, false)
 		return true
 	case g.nacked[id]:
 		return false // rejected: the routes stay on what every replica serves
@@ -209,7 +217,25 @@ func (g *gate) clientStatuses(edge *validate.Edge) *validate.Edge {
 func (g *gate) refreshLag() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.lag.refresh(g.acked)
+	before := make([]string, 0, len(g.lag.byID))
+	for id := range g.lag.byID {
+		before = append(before, id)
+	}
+	changed := g.lag.refresh(g.acked)
+	for _, id := range before {
+		if g.lag.byID[id] == nil {
+			g.booking(id, false)
+		}
+	}
+	return changed
+}
+
+// booking tells the clients' books to keep (or stop keeping) which clients
+// acknowledged id, while the gate waits for it or a client lags on it (g.mu held).
+func (g *gate) booking(id string, on bool) {
+	if g.book != nil {
+		g.book(id, on)
+	}
 }
 
 // lagging says whether a replica lags on a config published at its bound.

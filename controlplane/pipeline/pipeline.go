@@ -70,6 +70,10 @@ type Options struct {
 	// proxy has the cluster, and its endpoints when they come over EDS (or after
 	// AckBound). Call Acked whenever what they acknowledged changes.
 	ProxiesAcked func(typeURL string, f func(node string, acked map[string]string))
+	// BookProxyAcks, when set, is told which clusters ProxiesAcked must report the
+	// acknowledgements of (the clusters and endpoints the gate waits for), and when
+	// it need not any longer (xds.Server.Book and Unbook, for both types).
+	BookProxyAcks func(cluster string, on bool)
 }
 
 // Stages are the last run's stages. They are shared: never modify them. The xds stage
@@ -140,6 +144,7 @@ func New(o Options) *Pipeline {
 		proxiesHave = p.proxiesHave
 	}
 	p.cgate = newGate(o.Log, o.AckBound, func(rt *translate.Route) string { return rt.Cluster }, "proxies", proxiesHave, proxyLag)
+	p.cgate.book = o.BookProxyAcks
 	p.gate.servedBefore = servedBefore(o.Memory)
 	p.retain = retainer{bound: p.gate.bound, caughtUp: o.ProxiesCaughtUp}
 	return p

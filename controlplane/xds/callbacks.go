@@ -25,6 +25,9 @@ type callbacks struct {
 
 	mu      sync.Mutex
 	streams map[streamID]*streamBook
+	// booked are names of other types than bookTypes whose acknowledgements are kept
+	// too, while someone waits for them (Server.Book).
+	booked map[string]map[string]bool
 }
 
 // streamID names a stream: go-control-plane numbers state-of-the-world and delta
@@ -155,8 +158,12 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 			break
 		}
 	}
-	if !nack && answered != nil && c.s.o.OnAcked != nil && slices.Contains(bookTypes, typeURL) {
-		b.ack(typeURL, answered)
+	if !nack && answered != nil && c.s.o.OnAcked != nil {
+		if slices.Contains(bookTypes, typeURL) {
+			b.ack(typeURL, answered)
+		} else if names := c.booked[typeURL]; len(names) > 0 {
+			b.ackBooked(typeURL, answered, names)
+		}
 	}
 	role, nodeID, identity := b.role, b.node, b.peer.ID
 	c.mu.Unlock()
@@ -276,6 +283,73 @@ func (b *streamBook) ack(typeURL string, sr *sentResponse) {
 	}
 }
 
+// ackBooked records, of what an acknowledged response carried, the names booked
+// (c.mu held).
+func (b *streamBook) ackBooked(typeURL string, sr *sentResponse, booked map[string]bool) {
+	if b.acked == nil {
+		b.acked = map[string]map[string]string{}
+	}
+	held := b.acked[typeURL]
+	if held == nil {
+		held = map[string]string{}
+		b.acked[typeURL] = held
+	}
+	if sr.sotw != nil {
+		names, versions := sr.resources()
+		clear(held) // the response is the client's whole set of the type
+		for _, n := range names {
+			if booked[n] {
+				held[n] = versions[n]
+			}
+		}
+		return
+	}
+	for _, n := range sr.removed {
+		delete(held, n)
+	}
+	for n, v := range sr.versions {
+		if booked[n] {
+			held[n] = v
+		}
+	}
+}
+
+// Book makes the books keep, from now on, which clients acknowledge names of typeURL,
+// a type they do not keep whole (clusters, endpoints: thousands per client), for
+// EachAcked; Unbook ends it and forgets what was kept. A caller books the names it
+// is about to publish and waits for.
+func (s *Server) Book(typeURL string, names ...string) {
+	c := s.cb
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.booked == nil {
+		c.booked = map[string]map[string]bool{}
+	}
+	if c.booked[typeURL] == nil {
+		c.booked[typeURL] = map[string]bool{}
+	}
+	for _, n := range names {
+		c.booked[typeURL][n] = true
+	}
+}
+
+// Unbook: see Book.
+func (s *Server) Unbook(typeURL string, names ...string) {
+	c := s.cb
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range names {
+		delete(c.booked[typeURL], n)
+	}
+	for _, b := range c.streams {
+		if held := b.acked[typeURL]; held != nil {
+			for _, n := range names {
+				delete(held, n)
+			}
+		}
+	}
+}
+
 // bookTypes are the types whose acknowledged versions the books keep: what the
 // make-before-break order and the data-plane statuses read. A book holds an entry per
 // resource per client, so the types every proxy holds thousands of (clusters,
@@ -283,7 +357,8 @@ func (b *streamBook) ack(typeURL string, sr *sentResponse) {
 var bookTypes = []string{ExtAuthConfigType, RouteType}
 
 // EachAcked calls f with every open stream of role (whose node named it) and what its
-// client acknowledged of typeURL (one of ExtAuthConfigType and RouteType), name →
+// client acknowledged of typeURL (one of ExtAuthConfigType and RouteType, or the
+// names booked of another type: Book), name →
 // version (nil when nothing yet). f must not
 // keep or modify the map; it runs with the books locked, so it must be quick.
 func (s *Server) EachAcked(role, typeURL string, f func(node string, acked map[string]string)) {
