@@ -56,13 +56,6 @@ func await(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-func TestRoleNamesMatchXDS(t *testing.T) {
-	if translate.DefaultProxyRole != xds.DefaultProxyRole || translate.ExtAuthConfigType != xds.ExtAuthConfigType {
-		t.Errorf("translate and xds disagree: %q/%q, %q/%q", translate.DefaultProxyRole, xds.DefaultProxyRole,
-			translate.ExtAuthConfigType, xds.ExtAuthConfigType)
-	}
-}
-
 // TestDirectoryToRoles runs the pipeline on a watched directory: the first publish
 // holds every role's complete resources, and an edit on disk reaches the roles.
 func TestDirectoryToRoles(t *testing.T) {

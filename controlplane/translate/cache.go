@@ -12,32 +12,23 @@ import (
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
+	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/chunked"
 )
-
-// ExtAuthConfigType is the type URL of ExtAuthConfig resources (xds.ExtAuthConfigType).
-const ExtAuthConfigType = "type.googleapis.com/gatehouse.extauth.v1.ExtAuthConfig"
-
-// Resources is what one role is served: type URL → resource name → message.
-type Resources = map[string]map[string]types.Resource
-
-// Changed names, by type URL, the resources that may differ from the previous call
-// for the same role (xds.Changed): built, rebuilt or gone.
-type Changed = map[string][]string
 
 // Cache makes the Envoy stage incremental. Model values are shared between runs as
 // long as their resource does not change, so the Cache compares the model slices of
 // a run with the previous run's, pointer by pointer, and builds messages only for the
 // model values that are new: every other message is handed on as the same pointer
 // (which the xDS server skips without hashing it again), and the names of what it
-// built again or dropped are reported (Changed) so that the xDS server looks at those
+// built again or dropped are reported (xds.Changed) so that the xDS server looks at those
 // only. The builders it calls are pure; Cache only remembers. It is not safe for
 // concurrent use.
 //
 // What stays proportional to the number of resources on every run, and why:
 //   - one pointer comparison per virtual host, cluster and ExtAuthConfig;
 //   - nothing for the maps of messages a role's state is handed in: they are edited
-//     in place, the names edited reported (Changed), as xds.Server.PublishChanged
+//     in place, the names edited reported (xds.Changed), as xds.Server.PublishChanged
 //     allows, rather than copied per edit. A map returned is therefore valid until
 //     the next call; whoever keeps it longer copies it (pipeline.Stages does);
 //   - the route configuration: one message holding every virtual host. When one
@@ -95,18 +86,18 @@ func NewCache() *Cache {
 // so that publishing looks at those only. The virtual hosts of route configurations
 // and the ClusterLoadAssignments are compact (compact): read their fields through
 // xds.Expand.
-func (c *Cache) Envoy(p *Proxy) (Resources, Changed) {
+func (c *Cache) Envoy(p *Proxy) (xds.Resources, xds.Changed) {
 	rc := c.roles[p.Role]
 	if rc == nil {
 		rc = &roleCache{}
 		rc.clusters.builtOnly = true
 		c.roles[p.Role] = rc
 	}
-	out := Resources{
+	out := xds.Resources{
 		resourcev3.ListenerType: {},
 		resourcev3.RouteType:    {},
 	}
-	changed := Changed{}
+	changed := xds.Changed{}
 	note := func(typ, name string) { changed[typ] = append(changed[typ], name) }
 	if rc.listeners == nil {
 		rc.listeners = map[string]*listenerCache{}

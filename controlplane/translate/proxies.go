@@ -4,12 +4,9 @@ import (
 	"slices"
 	"strings"
 
+	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/internal/chunked"
 )
-
-// DefaultProxyRole is the gateway proxy every VirtualService is served on (the API
-// has no field naming another one yet). It equals xds.DefaultProxyRole.
-const DefaultProxyRole = "gatehouse-system~gateway-proxy"
 
 // Accepted is what validation lets through, the input of the proxies stage.
 type Accepted struct {
@@ -38,7 +35,7 @@ func Proxies(a Accepted) []*Proxy {
 		}
 	}
 	p := &Proxy{
-		Role: DefaultProxyRole,
+		Role: xds.DefaultProxyRole,
 		Listeners: []*Listener{{
 			Name: HTTPListenerName, Address: HTTPAddress, Port: HTTPPort, RouteConfig: HTTPRouteConfig,
 			VirtualHosts: plain,

@@ -82,7 +82,7 @@ func TestTracingReachesEveryListener(t *testing.T) {
 			for role, e := range st.PublishErrors {
 				t.Fatalf("publish %s: %s", role, e)
 			}
-			res := st.XDS[translate.DefaultProxyRole]
+			res := st.XDS[xds.DefaultProxyRole]
 			if err := pipelinetest.Valid(res); err != nil {
 				t.Fatal(err)
 			}
