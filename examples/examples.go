@@ -4,11 +4,8 @@ package examples
 
 import (
 	"embed"
-	"fmt"
 	"io/fs"
-	"net"
 	"path"
-	"strconv"
 
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 )
@@ -46,20 +43,13 @@ func PointEchoAt(set *apiv1.Set, addr string) error {
 	if addr == "" {
 		return nil
 	}
-	host, portStr, err := net.SplitHostPort(addr)
+	h, err := hostOf(addr)
 	if err != nil {
 		return err
 	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return fmt.Errorf("port %q: %w", portStr, err)
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
-	}
 	for _, u := range set.Upstreams {
 		if u.Metadata.ID() == EchoUpstream && u.Spec.Static != nil {
-			u.Spec.Static.Hosts = []apiv1.Host{{Addr: host, Port: port}}
+			u.Spec.Static.Hosts = []apiv1.Host{h}
 		}
 	}
 	return nil

@@ -207,7 +207,7 @@ const devResourcesDir = "dev"
 // devSource is the --resources folder, else the plugin module's dev folder, else the
 // embedded examples, with dev's own services' Upstreams pointed at where dev serves them.
 func devSource(log zerolog.Logger, o devOptions, extauthAddr string) (source.Source, error) {
-	targets, err := devTargets(o.echo, extauthAddr)
+	targets, err := examples.Targets(o.echo, extauthAddr)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package main
+package examples
 
 import (
 	"fmt"
@@ -7,14 +7,13 @@ import (
 
 	apiv1 "gatehouse.dev/gatehouse/api/v1"
 	"gatehouse.dev/gatehouse/controlplane/source"
-	"gatehouse.dev/gatehouse/examples"
 )
 
-// devTargets points the Upstreams that stand for `gatehouse dev`'s own services at the
-// addresses it serves them on: the echo Upstream (when the resources have one) and the
-// extauth Upstream (added when the resources have none, so a folder of routes and
-// AuthConfigs works without knowing where dev's extauth listens).
-func devTargets(echo, extauth string) (func(*source.Input) *source.Input, error) {
+// Targets points the Upstreams that stand for `gatehouse dev`'s own services at the
+// addresses it serves them on: the echo Upstream (when the resources have one; echo ""
+// leaves it) and the extauth Upstream (added when the resources have none, so a folder
+// of routes and AuthConfigs works without knowing where dev's extauth listens).
+func Targets(echo, extauth string) (func(*source.Input) *source.Input, error) {
 	echoHost, err := hostOf(echo)
 	if err != nil && echo != "" {
 		return nil, fmt.Errorf("--echo-listen: %w", err)
@@ -30,9 +29,9 @@ func devTargets(echo, extauth string) (func(*source.Input) *source.Input, error)
 		for r := range in.Resources.All() {
 			switch {
 			case r.Kind != apiv1.KindUpstream:
-			case r.ID() == examples.EchoUpstream && echo != "":
+			case r.ID() == EchoUpstream && echo != "":
 				put = append(put, pointAt(*r, echoHost))
-			case r.ID() == examples.ExtauthUpstream:
+			case r.ID() == ExtauthUpstream:
 				put, found = append(put, pointAt(*r, extauthHost)), true
 			}
 		}
@@ -57,6 +56,8 @@ func pointAt(r source.Resource, h apiv1.Host) source.Resource {
 	return r
 }
 
+// hostOf is the Upstream host that reaches a service listening on addr ("host:port";
+// an unspecified host is reached on 127.0.0.1).
 func hostOf(addr string) (apiv1.Host, error) {
 	host, portStr, err := net.SplitHostPort(addr)
 	if err != nil {
