@@ -217,20 +217,8 @@ func (w *deltaSet) since(seq uint64, known map[string]string, sub cachev3.Subscr
 		if _, ok := subscribed[name]; !wildcard && !ok {
 			continue
 		}
-		r, ok := w.resources[name]
-		v, was := known[name]
-		if !ok {
-			if was {
-				removed = append(removed, name)
-			}
-			continue
-		}
-		c, diff, err := differs(name, r, v, was)
-		if err != nil {
+		if err := w.compare(name, known, &changed, &removed); err != nil {
 			return nil, nil, err
-		}
-		if diff {
-			changed = append(changed, c)
 		}
 	}
 	return changed, removed, nil
@@ -260,26 +248,35 @@ func (w *deltaSet) all(known map[string]string, sub cachev3.Subscription) (chang
 	return changed, removed, nil
 }
 
+// compare adds name to changed when what is served under it differs from what the
+// client knows, or to removed when it is known but no longer served.
+func (w *deltaSet) compare(name string, known map[string]string, changed *[]missed, removed *[]string) error {
+	r, ok := w.resources[name]
+	v, was := known[name]
+	if !ok {
+		if was {
+			*removed = append(*removed, name)
+		}
+		return nil
+	}
+	c, diff, err := differs(name, r, v, was)
+	if err != nil {
+		return err
+	}
+	if diff {
+		*changed = append(*changed, c)
+	}
+	return nil
+}
+
 func mapAddr(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
 
 // allNamed compares each name subscribed with known; a name known but no longer
 // served, or no longer subscribed to, is removed.
 func (w *deltaSet) allNamed(known map[string]string, subscribed map[string]struct{}) (changed []missed, removed []string, err error) {
 	for name := range subscribed {
-		r, ok := w.resources[name]
-		v, was := known[name]
-		if !ok {
-			if was {
-				removed = append(removed, name)
-			}
-			continue
-		}
-		c, diff, err := differs(name, r, v, was)
-		if err != nil {
+		if err := w.compare(name, known, &changed, &removed); err != nil {
 			return nil, nil, err
-		}
-		if diff {
-			changed = append(changed, c)
 		}
 	}
 	for name := range known {
