@@ -3,12 +3,12 @@ package server
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/internal/profiling"
 )
 
 // AdminHandler serves the extauth admin endpoints: /metrics, /logging (GET, PUT
@@ -35,11 +35,7 @@ func AdminHandler(reg *Registry, gatherer prometheus.Gatherer, a *Authorizer) ht
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{EnableOpenMetrics: true}))
 	mux.Handle("/logging", logging.Handler())
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	profiling.Register(mux)
 	mux.HandleFunc("GET /auth-configs", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, reg.Statuses())
 	})

@@ -3,13 +3,13 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"gatehouse.dev/gatehouse/controlplane/snapshots"
 	"gatehouse.dev/gatehouse/controlplane/validate"
 	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/internal/profiling"
 	"gatehouse.dev/gatehouse/internal/version"
 )
 
@@ -37,7 +37,7 @@ func controlplaneAdmin(cp *controlplane) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cp.gatherer, promhttp.HandlerOpts{}))
 	mux.Handle("/logging", logging.Handler())
-	registerPprof(mux)
+	profiling.Register(mux)
 	mux.Handle("GET /zpages", cp.tracing.Handler())
 	mux.Handle("GET /zpages/tracez", cp.tracing.Handler())
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
@@ -64,15 +64,6 @@ func controlplaneAdmin(cp *controlplane) http.Handler {
 		_ = json.NewEncoder(w).Encode(out)
 	})
 	return mux
-}
-
-// registerPprof serves the runtime profiles under /debug/pprof/.
-func registerPprof(mux *http.ServeMux) {
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 }
 
 // snapshotOptions are where the snapshot views of cp read from.

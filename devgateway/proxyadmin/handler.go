@@ -8,6 +8,7 @@ import (
 
 	"gatehouse.dev/gatehouse/controlplane/snapshots"
 	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/internal/profiling"
 )
 
 // Loggers are the named loggers GET /logging lists, as Envoy names them. The dev
@@ -64,6 +65,7 @@ func Handler(o Options) http.Handler {
 		fmt.Fprintln(w, "PRE_INITIALIZING")
 	})
 	mux.HandleFunc("GET /logs", func(w http.ResponseWriter, r *http.Request) { serveLogs(w, r, o.Logs) })
+	profiling.Register(mux)
 	return mux
 }
 

@@ -100,3 +100,19 @@ func TestConfigDumpKeepsWhatServes(t *testing.T) {
 		}
 	}
 }
+
+// TestServesRuntimeProfiles: the gateway's admin serves Go's profiles as the other
+// admins do, so a slow config apply can be profiled where it happens.
+func TestServesRuntimeProfiles(t *testing.T) {
+	srv := httptest.NewServer(proxyadmin.Handler(proxyadmin.Options{Recorder: proxyadmin.NewRecorder(zerolog.Nop()), Logs: proxyadmin.NewLogBuffer()}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "goroutine profile:") {
+		t.Errorf("GET /debug/pprof/goroutine: %d\n%s", resp.StatusCode, b)
+	}
+}
