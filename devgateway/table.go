@@ -2,8 +2,9 @@ package devgateway
 
 import (
 	"net"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,8 +16,10 @@ import (
 // table is what one listener serves, compiled and immutable once built: requests are
 // matched against it without locks and a new config replaces it whole.
 type table struct {
-	hosts    []*vhost
-	clusters map[string]*upstream
+	hosts     []*vhost
+	indexOnce sync.Once
+	index     *hostIndex // hosts by domain, built at the first request
+	clusters  map[string]*upstream
 	// authz is the ext_authz filter; nil when the filter chain has none, and then no
 	// request is checked (as in Envoy, per-route ext_authz settings mean nothing then).
 	authz *authzFilter
@@ -159,37 +162,68 @@ func (t *table) match(host, local, path string) (*route, bool) {
 
 // vhostFor picks the virtual host with Envoy's precedence: exact domain, then the
 // longest suffix wildcard ("*.example.com"), then the longest prefix wildcard
-// ("example.*"), then "*". A wildcard never matches the empty string.
+// ("example.*"), then "*". A wildcard never matches the empty string. Among virtual
+// hosts with the same domain, the first wins. host is lower case.
 func (t *table) vhostFor(host string) *vhost {
-	type cand struct {
-		v    *vhost
-		rank int // lower is better
-		size int // longer wildcard wins within a rank
-	}
-	var cs []cand
-	for _, v := range t.hosts {
+	t.indexOnce.Do(func() { t.index = indexHosts(t.hosts) })
+	return t.index.lookup(host)
+}
+
+// hostIndex is a table's virtual hosts by domain, so that a request's host is found
+// without a look at every virtual host: exact domains in a map, wildcards longest
+// first.
+type hostIndex struct {
+	exact          map[string]*vhost
+	suffix, prefix []wildcard // by length, longest first; the first of equals wins
+	star           *vhost
+}
+
+// wildcard is a wildcard domain without its "*".
+type wildcard struct {
+	part string
+	v    *vhost
+}
+
+func indexHosts(hosts []*vhost) *hostIndex {
+	x := &hostIndex{exact: map[string]*vhost{}}
+	for _, v := range hosts {
 		for _, d := range v.domains {
 			d = strings.ToLower(d)
 			switch {
-			case d == host:
-				cs = append(cs, cand{v, 0, len(d)})
-			case strings.HasPrefix(d, "*") && d != "*" && strings.HasSuffix(host, d[1:]) && len(host) > len(d)-1:
-				cs = append(cs, cand{v, 1, len(d)})
-			case strings.HasSuffix(d, "*") && d != "*" && strings.HasPrefix(host, d[:len(d)-1]) && len(host) > len(d)-1:
-				cs = append(cs, cand{v, 2, len(d)})
 			case d == "*":
-				cs = append(cs, cand{v, 3, 0})
+				if x.star == nil {
+					x.star = v
+				}
+			case strings.HasPrefix(d, "*"):
+				x.suffix = append(x.suffix, wildcard{d[1:], v})
+			case strings.HasSuffix(d, "*"):
+				x.prefix = append(x.prefix, wildcard{d[:len(d)-1], v})
+			default:
+				if _, ok := x.exact[d]; !ok {
+					x.exact[d] = v
+				}
 			}
 		}
 	}
-	if len(cs) == 0 {
-		return nil
+	longest := func(a, b wildcard) int { return len(b.part) - len(a.part) }
+	slices.SortStableFunc(x.suffix, longest)
+	slices.SortStableFunc(x.prefix, longest)
+	return x
+}
+
+func (x *hostIndex) lookup(host string) *vhost {
+	if v, ok := x.exact[host]; ok {
+		return v
 	}
-	sort.SliceStable(cs, func(i, j int) bool {
-		if cs[i].rank != cs[j].rank {
-			return cs[i].rank < cs[j].rank
+	for _, w := range x.suffix {
+		if len(host) > len(w.part) && strings.HasSuffix(host, w.part) {
+			return w.v
 		}
-		return cs[i].size > cs[j].size
-	})
-	return cs[0].v
+	}
+	for _, w := range x.prefix {
+		if len(host) > len(w.part) && strings.HasPrefix(host, w.part) {
+			return w.v
+		}
+	}
+	return x.star
 }
