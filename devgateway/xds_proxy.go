@@ -47,6 +47,7 @@ type Proxy struct {
 	mu        sync.Mutex
 	listeners map[string]*listenerSpec
 	routes    map[string]*routeSpec
+	vhosts    vhostMemo // the virtual hosts of routes, by their bytes
 	clusters  map[string]*clusterSpec
 	endpoints map[string][]string
 	secrets   map[string]*secretSpec
@@ -78,18 +79,21 @@ func (p *Proxy) Handle(typeURL string, resources map[string]*anypb.Any) error {
 	var err error
 	switch typeURL {
 	case resourcev3.ListenerType:
-		p.listeners, err = update(p.listeners, resources, typeURL, "listener", new(listenerv3.Listener), (*listenerv3.Listener).GetName, p.parseListener)
+		p.listeners, err = update(p.listeners, resources, typeURL, "listener", new(listenerv3.Listener), (*listenerv3.Listener).GetName, p.parseListener, nil)
 		err = errors.Join(err, p.onePerPort())
 	case resourcev3.RouteType:
+		memo := vhostMemo{}
 		p.routes, err = update(p.routes, resources, typeURL, "route config", new(routev3.RouteConfiguration), (*routev3.RouteConfiguration).GetName,
-			func(rc *routev3.RouteConfiguration, pr *problems) *routeSpec { return parseRouteConfig(rc, "", pr) })
+			func(rc *routev3.RouteConfiguration, pr *problems) *routeSpec { return parseRouteConfig(rc, "", pr) },
+			func(n string, a *anypb.Any) (*routeSpec, bool) { return parseRouteConfigMemo(a, n, p.vhosts, memo) })
+		p.vhosts = memo
 	case resourcev3.ClusterType:
-		p.clusters, err = update(p.clusters, resources, typeURL, "cluster", new(clusterv3.Cluster), (*clusterv3.Cluster).GetName, p.parseCluster)
+		p.clusters, err = update(p.clusters, resources, typeURL, "cluster", new(clusterv3.Cluster), (*clusterv3.Cluster).GetName, p.parseCluster, nil)
 	case resourcev3.EndpointType:
 		p.endpoints, err = update(p.endpoints, resources, typeURL, "cluster load assignment", new(endpointv3.ClusterLoadAssignment), (*endpointv3.ClusterLoadAssignment).GetClusterName,
-			func(cla *endpointv3.ClusterLoadAssignment, pr *problems) []string { return parseEndpoints(cla, "", pr) })
+			func(cla *endpointv3.ClusterLoadAssignment, pr *problems) []string { return parseEndpoints(cla, "", pr) }, nil)
 	case resourcev3.SecretType:
-		p.secrets, err = update(p.secrets, resources, typeURL, "secret", new(tlsv3.Secret), (*tlsv3.Secret).GetName, parseSecret)
+		p.secrets, err = update(p.secrets, resources, typeURL, "secret", new(tlsv3.Secret), (*tlsv3.Secret).GetName, parseSecret, nil)
 	default:
 		return fmt.Errorf("devgateway: %s is not a type the gateway takes", typeURL)
 	}
@@ -98,8 +102,9 @@ func (p *Proxy) Handle(typeURL string, resources map[string]*anypb.Any) error {
 }
 
 // update parses every resource of one type in name order; a resource with problems
-// keeps its previous version.
-func update[M proto.Message, S any](prev map[string]S, rs map[string]*anypb.Any, typeURL, kind string, zero M, name func(M) string, parse func(M, *problems) S) (map[string]S, error) {
+// keeps its previous version. quick, when set, is tried first on each resource: when it
+// says ok, its result is taken as the resource's, without a problem.
+func update[M proto.Message, S any](prev map[string]S, rs map[string]*anypb.Any, typeURL, kind string, zero M, name func(M) string, parse func(M, *problems) S, quick func(string, *anypb.Any) (S, bool)) (map[string]S, error) {
 	names := make([]string, 0, len(rs))
 	for n := range rs {
 		names = append(names, n)
@@ -108,6 +113,12 @@ func update[M proto.Message, S any](prev map[string]S, rs map[string]*anypb.Any,
 	next := make(map[string]S, len(rs))
 	var errs []error
 	for _, n := range names {
+		if quick != nil {
+			if s, ok := quick(n, rs[n]); ok {
+				next[n] = s
+				continue
+			}
+		}
 		m := proto.Clone(zero).(M)
 		var pr problems
 		var s S

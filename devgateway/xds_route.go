@@ -67,38 +67,54 @@ func parseRouteConfig(rc *routev3.RouteConfiguration, path string, pr *problems)
 		perFilter: parsePerFilter(rc.GetTypedPerFilterConfig(), join(path, "typed_per_filter_config"), pr),
 	}
 	domains := map[string]string{}
-	seen := map[string]bool{}
 	for i, vh := range rc.GetVirtualHosts() {
-		vp := join(path, fmt.Sprintf("virtual_hosts[%d]", i))
-		pr.only(vh, vp, "name", "domains", "routes", "request_headers_to_remove", "typed_per_filter_config")
-		v := &vhostSpec{
-			name: vh.GetName(), removeHd: lower(vh.GetRequestHeadersToRemove()),
-			perFilter: parsePerFilter(vh.GetTypedPerFilterConfig(), join(vp, "typed_per_filter_config"), pr),
-		}
-		for j, d := range vh.GetDomains() {
-			dp := join(vp, fmt.Sprintf("domains[%d]", j))
-			d = strings.ToLower(d)
-			if other, ok := domains[d]; ok {
-				pr.addf(dp, "%q is also a domain of virtual host %s", d, other)
-			}
-			if d != "*" && strings.Contains(strings.Trim(d, "*"), "*") || strings.HasPrefix(d, "*") && strings.HasSuffix(d, "*") && d != "*" {
-				pr.addf(dp, "%q: a wildcard is only allowed at the start or the end", d)
-			}
-			domains[d] = vh.GetName()
-			v.domains = append(v.domains, d)
-		}
-		for j, r := range vh.GetRoutes() {
-			if e := parseRoute(r, join(vp, fmt.Sprintf("routes[%d]", j)), pr); e != nil {
-				v.routes = append(v.routes, e)
-				if !seen[e.route.cluster] {
-					seen[e.route.cluster] = true
-					s.clusters = append(s.clusters, e.route.cluster)
-				}
-			}
-		}
-		s.hosts = append(s.hosts, v)
+		s.hosts = append(s.hosts, parseVhost(vh, join(path, fmt.Sprintf("virtual_hosts[%d]", i)), domains, pr))
 	}
+	s.clusters = routeClusters(s.hosts)
 	return s
+}
+
+// parseVhost parses one virtual host; domains holds the domains of the route
+// configuration's virtual hosts before it (by virtual host name), and gets its own.
+func parseVhost(vh *routev3.VirtualHost, vp string, domains map[string]string, pr *problems) *vhostSpec {
+	pr.only(vh, vp, "name", "domains", "routes", "request_headers_to_remove", "typed_per_filter_config")
+	v := &vhostSpec{
+		name: vh.GetName(), removeHd: lower(vh.GetRequestHeadersToRemove()),
+		perFilter: parsePerFilter(vh.GetTypedPerFilterConfig(), join(vp, "typed_per_filter_config"), pr),
+	}
+	for j, d := range vh.GetDomains() {
+		dp := join(vp, fmt.Sprintf("domains[%d]", j))
+		d = strings.ToLower(d)
+		if other, ok := domains[d]; ok {
+			pr.addf(dp, "%q is also a domain of virtual host %s", d, other)
+		}
+		if d != "*" && strings.Contains(strings.Trim(d, "*"), "*") || strings.HasPrefix(d, "*") && strings.HasSuffix(d, "*") && d != "*" {
+			pr.addf(dp, "%q: a wildcard is only allowed at the start or the end", d)
+		}
+		domains[d] = vh.GetName()
+		v.domains = append(v.domains, d)
+	}
+	for j, r := range vh.GetRoutes() {
+		if e := parseRoute(r, join(vp, fmt.Sprintf("routes[%d]", j)), pr); e != nil {
+			v.routes = append(v.routes, e)
+		}
+	}
+	return v
+}
+
+// routeClusters is every cluster the routes of hosts send to, in order, once each.
+func routeClusters(hosts []*vhostSpec) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range hosts {
+		for _, e := range v.routes {
+			if c := e.route.cluster; !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 func parseRoute(r *routev3.Route, path string, pr *problems) *routeSpecEntry {

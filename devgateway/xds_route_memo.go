@@ -1,0 +1,80 @@
+package devgateway
+
+import (
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
+	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/anypb"
+)
+
+// vhostMemo holds the virtual hosts of the last route configurations, parsed without
+// a problem, by their wire bytes: an update decodes and parses only the virtual hosts
+// whose bytes changed. Specs are never modified once parsed, so they are shared.
+type vhostMemo map[string]*vhostSpec
+
+// virtualHostsField is RouteConfiguration.virtual_hosts's field number.
+var virtualHostsField = (&routev3.RouteConfiguration{}).ProtoReflect().Descriptor().Fields().ByName("virtual_hosts").Number()
+
+// parseRouteConfigMemo is parseRouteConfig of the RouteConfiguration a holds, with the
+// virtual hosts whose bytes memo holds taken from it; next receives every virtual host
+// of the result. Whenever anything is wrong (a decoding error, a problem, a name that
+// is not n) it parses the whole resource as parseRouteConfig does, so what it reports
+// is word for word the same; ok is false then and the caller reports problems.
+func parseRouteConfigMemo(a *anypb.Any, n string, memo, next vhostMemo) (s *routeSpec, ok bool) {
+	if a.GetTypeUrl() != resourcev3.RouteType {
+		return nil, false
+	}
+	var rest []byte
+	var hosts [][]byte
+	for b := a.GetValue(); len(b) > 0; {
+		num, typ, size := protowire.ConsumeField(b)
+		if size < 0 {
+			return nil, false
+		}
+		if num == virtualHostsField && typ == protowire.BytesType {
+			_, _, tag := protowire.ConsumeTag(b)
+			v, m := protowire.ConsumeBytes(b[tag:])
+			if m < 0 {
+				return nil, false
+			}
+			hosts = append(hosts, v)
+		} else {
+			rest = append(rest, b[:size]...)
+		}
+		b = b[size:]
+	}
+	rc := &routev3.RouteConfiguration{}
+	if err := proto.Unmarshal(rest, rc); err != nil || validate(rc) != nil || rc.GetName() != n {
+		return nil, false
+	}
+	var pr problems
+	s = parseRouteConfig(rc, "", &pr) // no virtual hosts: the configuration's own fields
+	domains := map[string]string{}
+	for _, raw := range hosts {
+		v, hit := memo[string(raw)]
+		if hit {
+			for _, d := range v.domains {
+				if _, dup := domains[d]; dup {
+					return nil, false
+				}
+				domains[d] = v.name
+			}
+		} else {
+			vh := &routev3.VirtualHost{}
+			if err := proto.Unmarshal(raw, vh); err != nil || validate(vh) != nil {
+				return nil, false
+			}
+			if v = parseVhost(vh, "", domains, &pr); len(pr) > 0 {
+				return nil, false
+			}
+		}
+		next[string(raw)] = v
+		s.hosts = append(s.hosts, v)
+	}
+	if len(pr) > 0 {
+		return nil, false
+	}
+	s.clusters = routeClusters(s.hosts)
+	return s, true
+}
