@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"gatehouse.dev/gatehouse/controlplane/source"
@@ -56,6 +57,9 @@ type File struct {
 	Root string
 	// Source names the source in the file's header (for a reader of the file).
 	Source string
+
+	mu    sync.Mutex
+	lines map[*source.Resource][]byte // the last Save's lines: a resource is never modified
 }
 
 // DefaultPath is where the state of a resources directory is kept when no path is
@@ -112,33 +116,55 @@ func (f *File) Load() (*Memory, error) {
 	return newMemory(lines), nil
 }
 
-// Save replaces the file with rs, the serving versions in key order.
+// Save replaces the file with rs, the serving versions in key order. A resource saved
+// before (the same pointer) is written as its line of then, not encoded again.
 func (f *File) Save(rs []*source.Resource) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	if err := enc.Encode(header{Format: format, Source: f.Source, Written: time.Now().UTC(), Count: len(rs)}); err != nil {
+	if err := json.NewEncoder(&buf).Encode(header{Format: format, Source: f.Source, Written: time.Now().UTC(), Count: len(rs)}); err != nil {
 		return err
 	}
+	lines := make(map[*source.Resource][]byte, len(rs))
+	for _, r := range rs {
+		l, ok := f.lines[r]
+		if !ok {
+			var err error
+			if l, err = f.line(r); err != nil {
+				return err
+			}
+		}
+		lines[r] = l
+		buf.Write(l)
+	}
+	if err := writeAtomic(f.Path, buf.Bytes()); err != nil {
+		return err
+	}
+	f.lines = lines
+	return nil
+}
+
+// line is r's line of the file, newline included.
+func (f *File) line(r *source.Resource) ([]byte, error) {
+	obj, err := json.Marshal(r.Object)
+	if err != nil {
+		return nil, fmt.Errorf("state file: %s: %w", r.Key(), err)
+	}
+	l := line{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Object: obj}
 	root := ""
 	if f.Root != "" {
 		root = filepath.Clean(f.Root) + string(filepath.Separator)
 	}
-	for _, r := range rs {
-		obj, err := json.Marshal(r.Object)
-		if err != nil {
-			return fmt.Errorf("state file: %s: %w", r.Key(), err)
-		}
-		l := line{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Object: obj}
-		if rel, ok := strings.CutPrefix(r.Origin, root); ok && root != "" && !strings.ContainsRune(rel, filepath.Separator) {
-			l.File = rel
-		} else {
-			l.Origin = r.Origin
-		}
-		if err := enc.Encode(&l); err != nil {
-			return fmt.Errorf("state file: %s: %w", r.Key(), err)
-		}
+	if rel, ok := strings.CutPrefix(r.Origin, root); ok && root != "" && !strings.ContainsRune(rel, filepath.Separator) {
+		l.File = rel
+	} else {
+		l.Origin = r.Origin
 	}
-	return writeAtomic(f.Path, buf.Bytes())
+	b, err := json.Marshal(&l)
+	if err != nil {
+		return nil, fmt.Errorf("state file: %s: %w", r.Key(), err)
+	}
+	return append(b, '\n'), nil
 }
 
 // writeAtomic writes data to path through a temporary file beside it, synced and

@@ -146,3 +146,36 @@ func TestADamagedFileIsRefusedWithoutQuotingIt(t *testing.T) {
 		}
 	}
 }
+
+// TestASavedResourceIsWrittenAsBefore: a Save that reuses the lines of resources saved
+// before writes the file a first Save of the same set writes (after the header's
+// time), and forgets what it no longer holds.
+func TestASavedResourceIsWrittenAsBefore(t *testing.T) {
+	root := t.TempDir()
+	rs := examples(t, root)
+	body := func(f *File) string {
+		t.Helper()
+		b, err := os.ReadFile(f.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rest, _ := strings.Cut(string(b), "\n") // the header has the time of writing
+		return rest
+	}
+	fresh := &File{Path: filepath.Join(t.TempDir(), "fresh"), Root: root}
+	if err := fresh.Save(rs[1:]); err != nil {
+		t.Fatal(err)
+	}
+	again := &File{Path: filepath.Join(t.TempDir(), "again"), Root: root}
+	for _, set := range [][]*source.Resource{rs, rs[1:]} {
+		if err := again.Save(set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := cmp.Diff(body(fresh), body(again)); d != "" {
+		t.Errorf("saved with lines kept from before (-fresh +again):\n%s", d)
+	}
+	if _, ok := again.lines[rs[0]]; ok || len(again.lines) != len(rs)-1 {
+		t.Errorf("%d lines kept after a Save of %d resources, the one left out among them: %v", len(again.lines), len(rs)-1, ok)
+	}
+}
