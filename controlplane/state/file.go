@@ -126,6 +126,7 @@ func (f *File) Save(rs []*source.Resource) error {
 		return err
 	}
 	lines := make(map[*source.Resource][]byte, len(rs))
+	size := buf.Len()
 	for _, r := range rs {
 		l, ok := f.lines[r]
 		if !ok {
@@ -135,7 +136,11 @@ func (f *File) Save(rs []*source.Resource) error {
 			}
 		}
 		lines[r] = l
-		buf.Write(l)
+		size += len(l)
+	}
+	buf.Grow(size - buf.Len())
+	for _, r := range rs {
+		buf.Write(lines[r])
 	}
 	if err := writeAtomic(f.Path, buf.Bytes()); err != nil {
 		return err
