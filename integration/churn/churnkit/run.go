@@ -34,6 +34,9 @@ type Options struct {
 	// replica still giving the old one shows up as wrong answers.
 	PollTail time.Duration
 	Seed     uint64
+	// ProfileDir, when set, receives CPU profiles of every server over the run's first
+	// fifth, before any disturbance begins (System.Profile).
+	ProfileDir string
 }
 
 // Event is a disturbance of the run, from its start to when it was done.
@@ -125,6 +128,15 @@ func Do(ctx context.Context, s *System, o Options) (*Run, error) {
 				cancel()
 			}
 			benchkit.Progress("churn: %s took %s", name, e.End.Sub(e.Start).Round(time.Millisecond))
+		})
+	}
+	if o.ProfileDir != "" {
+		wg.Go(func() {
+			if err := s.Profile(ctx, o.ProfileDir, max(o.Duration/5, time.Second)); err != nil {
+				benchkit.Progress("churn: %v", err)
+				return
+			}
+			benchkit.Progress("churn: CPU profiles of the first fifth in %s", o.ProfileDir)
 		})
 	}
 	if o.SwapPlugin {

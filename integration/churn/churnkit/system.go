@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 )
 
@@ -36,7 +38,8 @@ type System struct {
 	Dir, pluginDir, logDir string
 	env                    []string
 	xds, cpAdmin           string
-	gateway, upstream      string
+	gateway, gwAdmin       string
+	upstream               string
 	extauth, extauthAdmin  []string
 	procs                  benchkit.Procs
 	mu                     sync.Mutex
@@ -90,12 +93,12 @@ func StartSystem(ctx context.Context, tmp string, bins Bins, routes, replicas in
 	if err := copyFile(bins.SwapVersions[0], filepath.Join(s.pluginDir, SwapPlugin+".so")); err != nil {
 		return nil, err
 	}
-	addrs, err := benchkit.FreeAddrs(4 + 2*replicas)
+	addrs, err := benchkit.FreeAddrs(5 + 2*replicas)
 	if err != nil {
 		return nil, err
 	}
-	s.xds, s.cpAdmin, s.gateway, s.upstream = addrs[0], addrs[1], addrs[2], addrs[3]
-	s.extauth, s.extauthAdmin = addrs[4:4+replicas], addrs[4+replicas:]
+	s.xds, s.cpAdmin, s.gateway, s.gwAdmin, s.upstream = addrs[0], addrs[1], addrs[2], addrs[3], addrs[4]
+	s.extauth, s.extauthAdmin = addrs[5:5+replicas], addrs[5+replicas:]
 	files := map[string]string{
 		"upstreams.yaml": upstreamYAML(Namespace, "echo", s.upstream) + "---\n" + upstreamYAML("gatehouse-system", "extauth", s.extauth...),
 		"settings.yaml":  settingsYAML("2s"),
@@ -126,7 +129,7 @@ func StartSystem(ctx context.Context, tmp string, bins Bins, routes, replicas in
 			return nil, err
 		}
 	}
-	gw, err := s.start("gateway", bins.Gatehouse, "gateway", "--xds", s.xds, "--listen", s.gateway, "--https-listen", "", "--admin-listen", "")
+	gw, err := s.start("gateway", bins.Gatehouse, "gateway", "--xds", s.xds, "--listen", s.gateway, "--https-listen", "", "--admin-listen", s.gwAdmin)
 	if err != nil {
 		return nil, err
 	}
@@ -325,6 +328,39 @@ func (s *System) Pids() map[string]int {
 		}
 	}
 	return out
+}
+
+// Profile writes CPU profiles of the control plane, the gateway and each extauth
+// replica, taken at once over d, into dir as NAME.pprof.
+func (s *System) Profile(ctx context.Context, dir string, d time.Duration) error {
+	admins := map[string]string{"controlplane": s.cpAdmin, "gateway": s.gwAdmin}
+	for i, a := range s.extauthAdmin {
+		admins[fmt.Sprintf("extauth%d", i)] = a
+	}
+	var g errgroup.Group
+	for name, admin := range admins {
+		g.Go(func() error {
+			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", admin, int(d.Seconds()))
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return fmt.Errorf("profile of %s: %w", name, err)
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			if err == nil && resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("%s: %s", resp.Status, b)
+			}
+			if err != nil {
+				return fmt.Errorf("profile of %s: %w", name, err)
+			}
+			return os.WriteFile(filepath.Join(dir, name+".pprof"), b, 0o644)
+		})
+	}
+	return g.Wait()
 }
 
 // LogDir holds every process's log, one file per start.
