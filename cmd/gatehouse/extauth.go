@@ -156,7 +156,7 @@ func runExtauthXDS(ctx context.Context, log zerolog.Logger, o extauthOptions) er
 		return exit(2, fmt.Errorf("extauth: --xds-tls-dir: %w", err))
 	}
 	g, ctx := errgroup.WithContext(ctx)
-	versions := newAppliedVersions(ex.registerer)
+	versions := xdsclient.NewAppliedVersions(ex.registerer)
 	follow, stopFollowing := context.WithCancel(context.WithoutCancel(ctx))
 	ex.stopFollowing = stopFollowing
 	g.Go(func() error {
@@ -164,9 +164,9 @@ func runExtauthXDS(ctx context.Context, log zerolog.Logger, o extauthOptions) er
 			Addr: o.xds, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, Log: log, Credentials: creds,
 			Handle: ex.xdsHandle(func(st []server.Status) {
 				ex.metrics.SetStatus(st)
-				versions.statuses(st)
+				versions.Statuses(st)
 			}),
-			Applied: versions.applied,
+			Applied: versions.Applied,
 		})
 	})
 	ex.serve(ctx, g)
@@ -211,7 +211,7 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 	}
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), mtls.ExpiryCollector())
-	removeStalePluginCopies(log)
+	server.RemoveStalePluginCopies(log)
 	var authz *server.Authorizer // for the Opened hook, set below
 	spare := &loader.TrialSpare{Log: log}
 	plugins := loader.NewWithOptions(o.pluginDir, loader.Options{Trial: loader.TrialRunner{Spare: spare}, Warn: func(file string, ws []loader.Finding) {
@@ -219,7 +219,7 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 			log.Warn().Str("file", file).Str("check", w.Check).Str("host", w.Host).Str("plugin", w.Plugin).
 				Str("detail", w.Detail).Msg("plugin loads, with a difference from the host build")
 		}
-	}, Opened: pluginOpened(log, o.maxPluginVersions, func() { authz.SetNotServing() }), TrialPassed: o.trialPassed, Log: log})
+	}, Opened: server.PluginOpened(log, o.maxPluginVersions, func() { authz.SetNotServing() }), TrialPassed: o.trialPassed, Log: log})
 	b := extauthBuilder(log, plugins)
 	tr, obs, closeTelemetry, err := newObserver(o, o.stdout, promReg)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package xdsclient
 
 import (
 	"sync"
@@ -8,10 +8,10 @@ import (
 	"gatehouse.dev/gatehouse/server"
 )
 
-// appliedVersions is gatehouse_extauth_xds_config_version: per config_id, the version
+// AppliedVersions is gatehouse_extauth_xds_config_version: per config_id, the version
 // (the control plane's content hash, as /snapshots/xds shows it) of the config that
 // serves. A config extauth rejected keeps the version it had.
-type appliedVersions struct {
+type AppliedVersions struct {
 	desc *prometheus.Desc
 
 	mu       sync.Mutex
@@ -19,8 +19,10 @@ type appliedVersions struct {
 	versions map[string]string
 }
 
-func newAppliedVersions(reg prometheus.Registerer) *appliedVersions {
-	a := &appliedVersions{
+// NewAppliedVersions registers the metric with reg. Wire Statuses into the Handle
+// of ExtAuthHandler and Applied as Options.Applied.
+func NewAppliedVersions(reg prometheus.Registerer) *AppliedVersions {
+	a := &AppliedVersions{
 		desc: prometheus.NewDesc("gatehouse_extauth_xds_config_version",
 			"1 for the version of each ExtAuthConfig that serves, as the control plane versioned it.", []string{"config_id", "version"}, nil),
 		rejected: map[string]bool{}, versions: map[string]string{},
@@ -29,8 +31,8 @@ func newAppliedVersions(reg prometheus.Registerer) *appliedVersions {
 	return a
 }
 
-// statuses notes which configs were rejected; the handler calls it before applied.
-func (a *appliedVersions) statuses(st []server.Status) {
+// Statuses notes which configs were rejected; the handler calls it before Applied.
+func (a *AppliedVersions) Statuses(st []server.Status) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.rejected = make(map[string]bool, len(st))
@@ -41,8 +43,8 @@ func (a *appliedVersions) statuses(st []server.Status) {
 	}
 }
 
-// applied records the versions the server sent, but for the rejected configs.
-func (a *appliedVersions) applied(_ string, versions map[string]string, _ error) {
+// Applied records the versions the server sent, but for the rejected configs.
+func (a *AppliedVersions) Applied(_ string, versions map[string]string, _ error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	next := make(map[string]string, len(versions))
@@ -58,10 +60,10 @@ func (a *appliedVersions) applied(_ string, versions map[string]string, _ error)
 }
 
 // Describe implements prometheus.Collector.
-func (a *appliedVersions) Describe(ch chan<- *prometheus.Desc) { ch <- a.desc }
+func (a *AppliedVersions) Describe(ch chan<- *prometheus.Desc) { ch <- a.desc }
 
 // Collect implements prometheus.Collector.
-func (a *appliedVersions) Collect(ch chan<- prometheus.Metric) {
+func (a *AppliedVersions) Collect(ch chan<- prometheus.Metric) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for id, v := range a.versions {

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"os"
@@ -8,18 +8,18 @@ import (
 	"gatehouse.dev/gatehouse/loader"
 )
 
-// warnPluginVersions is how many loaded plugin versions the server takes without a
+// WarnPluginVersions is how many loaded plugin versions the server takes without a
 // warning. Go cannot unload a plugin: every version opened (a hot reload of a rebuilt
 // file) stays in memory, a few MB each, until the process ends.
-const warnPluginVersions = 20
+const WarnPluginVersions = 20
 
-// pluginOpened is the loader's Opened hook: it logs every plugin version opened, warns
-// past warnPluginVersions, and past max (when max > 0) calls notServing once, so the
+// PluginOpened is the loader's Opened hook: it logs every plugin version opened, warns
+// past WarnPluginVersions, and past max (when max > 0) calls notServing once, so the
 // orchestrator's health probes take the process out of rotation and replace it.
-func pluginOpened(log zerolog.Logger, max int, notServing func()) func(file, sum string, versions int) {
+func PluginOpened(log zerolog.Logger, max int, notServing func()) func(file, sum string, versions int) {
 	return func(file, sum string, versions int) {
 		log.Info().Str("file", file).Str("sha256", sum).Int("versions_loaded", versions).Msg("plugin version opened")
-		if versions > warnPluginVersions {
+		if versions > WarnPluginVersions {
 			log.Warn().Int("versions_loaded", versions).
 				Msg("many plugin versions loaded: Go cannot unload plugins, each stays in memory until the process restarts; roll the pod when convenient (--max-plugin-versions does it by health checks)")
 		}
@@ -31,9 +31,9 @@ func pluginOpened(log zerolog.Logger, max int, notServing func()) func(file, sum
 	}
 }
 
-// removeStalePluginCopies removes the private plugin copies of servers that died
+// RemoveStalePluginCopies removes the private plugin copies of servers that died
 // without cleaning up (a clean stop removes its own).
-func removeStalePluginCopies(log zerolog.Logger) {
+func RemoveStalePluginCopies(log zerolog.Logger) {
 	removed, err := loader.RemoveStale(os.TempDir())
 	for _, dir := range removed {
 		log.Info().Str("path", dir).Msg("removed the private plugin copies of a server that is gone")
