@@ -21,6 +21,7 @@ import (
 	"gatehouse.dev/gatehouse/devgateway"
 	"gatehouse.dev/gatehouse/examples"
 	"gatehouse.dev/gatehouse/internal/logging"
+	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/server/xdsclient"
 )
 
@@ -82,7 +83,7 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 	if o.plugin.module != "" {
 		var err error
 		plugin, err = devloop.New(devloop.Options{Log: devLog, Module: o.plugin.module, PluginDir: o.extauth.pluginDir,
-			GatehouseSrc: o.plugin.gatehouseSrc, Symbol: o.plugin.symbol, Describe: describeDiagnosis})
+			GatehouseSrc: o.plugin.gatehouseSrc, Symbol: o.plugin.symbol, Describe: (*loader.Diagnosis).String})
 		if err != nil {
 			return fmt.Errorf("dev: %w", err)
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -61,11 +60,4 @@ func pluginBuildCommand(stdout, stderr io.Writer) *cobra.Command {
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "do not print the go commands as they run")
 	_ = cmd.MarkFlagRequired("out")
 	return cmd
-}
-
-// describeDiagnosis is printDiagnosis as one string, for the dev loop's log.
-func describeDiagnosis(d *loader.Diagnosis) string {
-	var b strings.Builder
-	_ = printDiagnosis(&b, d, false)
-	return b.String()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	yaml "go.yaml.in/yaml/v3"
@@ -68,35 +67,8 @@ func printDiagnosis(w io.Writer, d *loader.Diagnosis, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(d)
 	}
-	errs, warns := loader.Errors(d.Findings), loader.Warnings(d.Findings)
-	var b strings.Builder
-	if d.OK {
-		fmt.Fprintf(&b, "%s: loads", d.File)
-		if d.Trial != nil {
-			fmt.Fprintf(&b, " (symbol %s: %s, config %s)", d.Symbol, d.Trial.SymbolType, d.Trial.ConfigType)
-		}
-	} else {
-		fmt.Fprintf(&b, "%s: refused, %d %s", d.File, len(errs), plural(len(errs), "error", "errors"))
-	}
-	if len(warns) > 0 {
-		fmt.Fprintf(&b, ", %d %s", len(warns), plural(len(warns), "warning", "warnings"))
-	}
-	b.WriteString("\n")
-	for _, f := range append(errs, warns...) {
-		fmt.Fprintf(&b, "  %-7s %s\n", f.Severity, strings.ReplaceAll(f.String(), "\n", "\n          "))
-	}
-	if d.TrialSkipped != "" {
-		fmt.Fprintf(&b, "  trial load skipped: %s\n", d.TrialSkipped)
-	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, d.String())
 	return err
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // readStepConfig reads a --config file: a document with a top-level pluginAuth key (or
