@@ -4,13 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strings"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
-	yaml "go.yaml.in/yaml/v3"
 
 	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/loader/cases"
@@ -41,7 +36,7 @@ func pluginTestCommand(stdout, _ io.Writer) *cobra.Command {
 			if !cmd.Flags().Changed("symbol") && stepSym != "" {
 				symbol = stepSym
 			}
-			cs, err := readCases(casesFile)
+			cs, err := cases.ReadFile(casesFile)
 			if err != nil {
 				return exit(2, fmt.Errorf("plugin test: --cases %s: %w", casesFile, err))
 			}
@@ -67,7 +62,7 @@ func pluginTestCommand(stdout, _ io.Writer) *cobra.Command {
 				enc.SetIndent("", "  ")
 				err = enc.Encode(map[string]any{"plugin": args[0], "symbol": symbol, "ok": failed == 0, "cases": res})
 			} else {
-				err = printCases(stdout, res, failed)
+				err = cases.WriteTable(stdout, res)
 			}
 			if err != nil {
 				return err
@@ -86,45 +81,4 @@ func pluginTestCommand(stdout, _ io.Writer) *cobra.Command {
 	_ = cmd.MarkFlagRequired("config")
 	_ = cmd.MarkFlagRequired("cases")
 	return cmd
-}
-
-func readCases(path string) ([]cases.Case, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var doc any
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, err
-	}
-	j, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("the cases cannot be expressed as JSON: %w", err)
-	}
-	return cases.Parse(j)
-}
-
-func printCases(w io.Writer, res []cases.Result, failed int) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CASE\tWANT\tGOT\tTIME\tRESULT")
-	for _, r := range res {
-		mark := "ok"
-		if !r.OK {
-			mark = "FAIL"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Want, r.Got, r.Duration.Round(10*time.Microsecond), mark)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	var b strings.Builder
-	for _, r := range res {
-		for _, p := range r.Problems {
-			// A crash's reason carries what the plugin printed, over several lines.
-			fmt.Fprintf(&b, "%s: %s\n", r.Name, strings.ReplaceAll(p, "\n", "\n    "))
-		}
-	}
-	fmt.Fprintf(&b, "%d of %d cases passed\n", len(res)-failed, len(res))
-	_, err := io.WriteString(w, b.String())
-	return err
 }
