@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"gatehouse.dev/gatehouse/controlplane/snapshots"
+	"gatehouse.dev/gatehouse/internal/logging"
 )
 
 func debugCommand(stdout, _ io.Writer) *cobra.Command {
@@ -32,7 +31,10 @@ func debugCommand(stdout, _ io.Writer) *cobra.Command {
 				defer f.Close()
 				in = f
 			}
-			return filterLogs(stdout, in, errorsOnly)
+			if err := logging.Filter(stdout, in, errorsOnly); err != nil {
+				return exit(2, fmt.Errorf("debug logs: %w", err))
+			}
+			return nil
 		},
 	}
 	logs.Flags().StringVarP(&file, "file", "f", "", "log file (default: stdin)")
@@ -71,32 +73,4 @@ func debugCommand(stdout, _ io.Writer) *cobra.Command {
 	dump.Flags().StringVarP(&out, "file", "f", "", "output file (default: stdout)")
 	cmd.AddCommand(logs, dump, debugXDSCommand(stdout))
 	return cmd
-}
-
-// filterLogs copies log lines; with errorsOnly, only JSON lines whose level is error,
-// fatal or panic.
-func filterLogs(w io.Writer, r io.Reader, errorsOnly bool) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
-	bw := bufio.NewWriter(w)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if errorsOnly {
-			var l struct {
-				Level string `json:"level"`
-			}
-			if json.Unmarshal(line, &l) != nil {
-				continue
-			}
-			if l.Level != "error" && l.Level != "fatal" && l.Level != "panic" {
-				continue
-			}
-		}
-		bw.Write(line)
-		bw.WriteByte('\n')
-	}
-	if err := sc.Err(); err != nil {
-		return exit(2, fmt.Errorf("debug logs: %w", err))
-	}
-	return bw.Flush()
 }
