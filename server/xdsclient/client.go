@@ -15,6 +15,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/anypb"
@@ -74,8 +75,15 @@ func Run(ctx context.Context, o Options) error {
 	if creds == nil {
 		creds = insecure.NewCredentials()
 	}
+	// The connection under the stream reconnects with the same waits as the stream:
+	// with gRPC's own (from 1 s up to 2 minutes), a stream opened sooner would fail at
+	// once and a control plane that is back would be found only at gRPC's next attempt.
 	conn, err := grpc.NewClient(o.Addr, grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageSize)),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: o.MinBackoff, Multiplier: 2, Jitter: 0.2, MaxDelay: o.MaxBackoff},
+			MinConnectTimeout: 20 * time.Second,
+		}))
 	if err != nil {
 		return fmt.Errorf("xdsclient: %s: %w", o.Addr, err)
 	}

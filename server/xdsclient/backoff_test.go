@@ -1,0 +1,52 @@
+package xdsclient_test
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/types/known/anypb"
+
+	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/server/xdsclient"
+)
+
+// Regression: the documented reconnect waits (MinBackoff to MaxBackoff) governed only
+// when the client opened a new stream; the gRPC connection under it kept gRPC's own
+// backoff (1 s, growing 1.6 times up to 2 minutes), so a stream opened sooner failed
+// at once and a control plane back after a few seconds was found only at gRPC's next
+// attempt. Counting connection attempts to an address that accepts and closes each
+// one: with waits of 10 to 40 ms, a second brings dozens; gRPC's own backoff, two.
+func TestReconnectsFollowTheBackoffOptions(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	var attempts atomic.Int32
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			attempts.Add(1)
+			c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err = xdsclient.Run(ctx, xdsclient.Options{
+		Addr: lis.Addr().String(), Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, NodeID: "test-node",
+		Handle:     func(string, map[string]*anypb.Any) error { return nil },
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := attempts.Load(); n < 8 {
+		t.Errorf("%d connection attempts in a second with waits of 10 to 40 ms, want at least 8", n)
+	}
+}
