@@ -54,7 +54,7 @@ func TestDecisionLogShareOfAnAuthConfig(t *testing.T) {
 			xdsAddr, cpAdmin, exAddr := testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t)
 			cp := testbin.Start(t, nil, bin, "controlplane", "--resources", resources, "--xds-listen", xdsAddr, "--admin-listen", cpAdmin)
 			testbin.WaitTCP(t, cp, xdsAddr, 20*time.Second)
-			ex := testbin.Start(t, nil, bin, "extauth", "--xds", xdsAddr, "--plugin-dir", plugins(t), "--listen", exAddr,
+			ex := testbin.Start(t, nil, bin, "extauth", "--xds", xdsAddr, "--plugin-dir", testbin.SamplePlugins(t), "--listen", exAddr,
 				"--decision-log", "stdout", "--decision-log-sample", tc.global, "--decision-log-rate", "0")
 			testbin.WaitTCP(t, ex, exAddr, 20*time.Second)
 			conn, err := grpc.NewClient(exAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -59,7 +59,7 @@ func TestDashboardAndAlertsQueryRealMetrics(t *testing.T) {
 	cp := testbin.Start(t, nil, bin, "controlplane", "--resources", resources, "--xds-listen", xdsAddr, "--admin-listen", cpAdmin,
 		"--xds-tls-dir", filepath.Join(certs, mtls.RoleControlplane))
 	testbin.WaitTCP(t, cp, xdsAddr, 20*time.Second)
-	ex := testbin.Start(t, nil, bin, "extauth", "--xds", xdsAddr, "--plugin-dir", plugins(t), "--listen", exAddr,
+	ex := testbin.Start(t, nil, bin, "extauth", "--xds", xdsAddr, "--plugin-dir", testbin.SamplePlugins(t), "--listen", exAddr,
 		"--admin-listen", exAdmin, "--decision-log", "stdout", "--xds-tls-dir", filepath.Join(certs, mtls.RoleExtauth))
 	testbin.WaitTCP(t, ex, exAddr, 20*time.Second)
 
