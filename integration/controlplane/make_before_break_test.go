@@ -78,13 +78,13 @@ func TestANewRouteWaitsForExtauthToHaveItsAuthConfig(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	write(t, s.dir, "slow_auth.yaml", slowAuthConfig("slow-auth", "4s"))
+	testbin.WriteFile(t, filepath.Join(s.dir, "slow_auth.yaml"), slowAuthConfig("slow-auth", "4s"))
 	vs := virtualService("default", `["*"]`, "/extra")
 	vs = strings.Replace(vs, "      - matchers: [{prefix: /}]", `      - matchers: [{prefix: /slow}]
         routeAction: {single: {upstream: {name: echo, namespace: gatehouse-system}}}
         options: {extauth: {configRef: {name: slow-auth, namespace: gatehouse-system}}}
       - matchers: [{prefix: /}]`, 1)
-	write(t, s.dir, "virtual_service.yaml", vs)
+	testbin.WriteFile(t, filepath.Join(s.dir, "virtual_service.yaml"), vs)
 	s.expectDataPlane(t, "VirtualService", "default", "waiting for extauth to acknowledge its AuthConfig")
 	testbin.Eventually(t, settle, func() error {
 		mu.Lock()

@@ -48,8 +48,8 @@ func TestDecisionLogShareOfAnAuthConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resources := t.TempDir()
-			writeFile(t, filepath.Join(resources, "quiet.yaml"), shareConfig("quiet", tc.quiet))
-			writeFile(t, filepath.Join(resources, "loud.yaml"), shareConfig("loud", tc.loud))
+			testbin.WriteFile(t, filepath.Join(resources, "quiet.yaml"), shareConfig("quiet", tc.quiet))
+			testbin.WriteFile(t, filepath.Join(resources, "loud.yaml"), shareConfig("loud", tc.loud))
 			bin := testbin.Gatehouse(t)
 			xdsAddr, cpAdmin, exAddr := testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t)
 			cp := testbin.Start(t, nil, bin, "controlplane", "--resources", resources, "--xds-listen", xdsAddr, "--admin-listen", cpAdmin)

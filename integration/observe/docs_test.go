@@ -20,8 +20,8 @@ import (
 // it, and the control plane counts no NACK.
 func TestObservabilityDocBlocks(t *testing.T) {
 	resources := t.TempDir()
-	writeFile(t, filepath.Join(resources, "settings.yaml"), testbin.DocBlock(t, "docs/operating.md", "<!-- settings-tracing"))
-	writeFile(t, filepath.Join(resources, "auth_config.yaml"), testbin.DocBlock(t, "docs/operating.md", "<!-- authconfig-decision-log"))
+	testbin.WriteFile(t, filepath.Join(resources, "settings.yaml"), testbin.DocBlock(t, "docs/operating.md", "<!-- settings-tracing"))
+	testbin.WriteFile(t, filepath.Join(resources, "auth_config.yaml"), testbin.DocBlock(t, "docs/operating.md", "<!-- authconfig-decision-log"))
 	xdsAddr, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	cp := testbin.Start(t, nil, testbin.Gatehouse(t), "controlplane", "--resources", resources, "--xds-listen", xdsAddr, "--admin-listen", admin, "--no-state")
 	testbin.WaitTCP(t, cp, admin, 20*time.Second)

@@ -46,7 +46,7 @@ func TestDashboardAndAlertsQueryRealMetrics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(resources, f), string(b))
+		testbin.WriteFile(t, filepath.Join(resources, f), string(b))
 	}
 
 	certs := t.TempDir()
@@ -93,7 +93,7 @@ func TestDashboardAndAlertsQueryRealMetrics(t *testing.T) {
 		}
 		if !added {
 			// Once the first configs are acknowledged, one extauth cannot build.
-			writeFile(t, filepath.Join(resources, "missing_plugin.yaml"), missingPlugin)
+			testbin.WriteFile(t, filepath.Join(resources, "missing_plugin.yaml"), missingPlugin)
 			added = true
 		}
 		if !strings.Contains(cpMetrics, "gatehouse_xds_nacks_total{") {
@@ -145,11 +145,4 @@ func scrape(addr string) (string, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return string(b), err
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

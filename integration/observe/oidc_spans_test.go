@@ -69,7 +69,7 @@ func TestOIDCStepSpans(t *testing.T) {
 	dir := t.TempDir()
 	doc := strings.NewReplacer("APP", oidcApp, "CLIENT_ID", harness.ClientID, "CLIENT_SECRET", harness.ClientSecret,
 		"ISSUER", provider.Issuer, "REDIS", redis.Addr).Replace(oidcConfig)
-	writeFile(t, filepath.Join(dir, "oidc.yaml"), doc)
+	testbin.WriteFile(t, filepath.Join(dir, "oidc.yaml"), doc)
 	addr := testbin.FreeAddr(t)
 	ex := testbin.Start(t, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + otlp, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
 		"OTEL_BSP_SCHEDULE_DELAY=100", "OTEL_TRACES_SAMPLER=", "OTEL_SERVICE_NAME="},

@@ -6,8 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,18 +77,6 @@ spec:
   static:
     hosts: [%s]
 `, name, strings.Join(hosts, ", "))
-}
-
-// write writes beside and renames, so no reader sees half a file.
-func write(t *testing.T, dir, name, content string) {
-	t.Helper()
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // extauth is a running `gatehouse extauth` with gRPC clients of its Check and health

@@ -11,7 +11,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,9 +60,9 @@ func TestDevHTTPSRotation(t *testing.T) {
 		fmt.Fprintf(&vs, "---\napiVersion: gateway.gatehouse.dev/v1\nkind: VirtualService\nmetadata: {name: %s, namespace: gatehouse-system}\nspec:\n  sslConfig: {secretRef: {name: %s-tls}}\n  virtualHost:\n    domains: [%s.example]\n    routes: [{routeAction: {single: {upstream: {name: echo}}}}]\n", n, n, n)
 		c, chain, key := selfSigned(t, n+".example")
 		leaf[n] = c
-		write(t, filepath.Join(dir, n+"-tls.yaml"), tlsSecretYAML(n+"-tls", chain, key))
+		testbin.WriteFile(t, filepath.Join(dir, n+"-tls.yaml"), tlsSecretYAML(n+"-tls", chain, key))
 	}
-	write(t, filepath.Join(dir, "resources.yaml"), vs.String())
+	testbin.WriteFile(t, filepath.Join(dir, "resources.yaml"), vs.String())
 	p := testbin.Start(t, nil, testbin.Gatehouse(t), "dev", "--resources", dir, "--plugin-dir", dir,
 		"--listen", gw, "--https-listen", https, "--extauth-listen", ex, "--echo-listen", echo)
 	testbin.WaitTCP(t, p, https, settle)
@@ -89,7 +88,7 @@ func TestDevHTTPSRotation(t *testing.T) {
 		})
 	}
 	rotated, chain, key := selfSigned(t, "app.example")
-	write(t, filepath.Join(dir, "app-tls.yaml"), tlsSecretYAML("app-tls", chain, key))
+	testbin.WriteFile(t, filepath.Join(dir, "app-tls.yaml"), tlsSecretYAML("app-tls", chain, key))
 	testbin.Eventually(t, settle, func() error {
 		c, err := served("app.example")
 		if err != nil {
@@ -102,16 +101,5 @@ func TestDevHTTPSRotation(t *testing.T) {
 	})
 	if c, err := served("other.example"); err != nil || !c.Equal(leaf["other"]) {
 		t.Errorf("other.example after the rotation of app's certificate: %v", err)
-	}
-}
-
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
 	}
 }
