@@ -291,11 +291,9 @@ func xdsClientNode(t *testing.T, s *system, role string) string {
 
 func (s *system) adminGet(t *testing.T, path string) string {
 	t.Helper()
-	resp, err := s.client.Get("http://" + s.admin + path)
+	_, body, err := testbin.Get("http://" + s.admin + path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	return body
 }

@@ -2,7 +2,6 @@ package controlplane_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -95,16 +94,10 @@ func (s *system) waitRemembered(t *testing.T, kind, name string) {
 func (s *system) expectCaughtUp(t *testing.T) {
 	t.Helper()
 	testbin.Eventually(t, settle, func() error {
-		resp, err := s.client.Get("http://" + s.admin + "/snapshots/xds")
+		_, body, err := testbin.Get("http://" + s.admin + "/snapshots/xds")
 		if err != nil {
 			return err // the admin server opens just after xDS
 		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		body := string(b)
 		for _, role := range []string{xds.DefaultProxyRole, xds.RoleExtauth} {
 			i := strings.Index(body, `"role": "`+role+`"`)
 			if i < 0 {

@@ -3,8 +3,6 @@ package observe_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -77,14 +75,14 @@ func TestDashboardAndAlertsQueryRealMetrics(t *testing.T) {
 				return err
 			}
 		}
-		exMetrics, err := scrape(exAdmin)
+		exMetrics, err := testbin.Scrape(exAdmin)
 		if err != nil {
 			return err
 		}
 		if !strings.Contains(exMetrics, `outcome="allowed"`) {
 			return fmt.Errorf("no allowed Check counted yet")
 		}
-		cpMetrics, err := scrape(cpAdmin)
+		cpMetrics, err := testbin.Scrape(cpAdmin)
 		if err != nil {
 			return err
 		}
@@ -134,15 +132,4 @@ func pluginCheck(v string) *authv3.CheckRequest {
 		}},
 		ContextExtensions: map[string]string{"config_id": "gatehouse-system.plugin-auth"},
 	}}
-}
-
-// scrape returns the /metrics of the admin server at addr.
-func scrape(addr string) (string, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
 }

@@ -3,10 +3,8 @@ package readiness_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -164,36 +162,20 @@ func (e *extauth) check(t *testing.T, configID string, allowed bool) code.Code {
 // checksAllowed is the replica's count of Checks of configID it allowed (its metrics).
 func (e *extauth) checksAllowed(t *testing.T, configID string) int {
 	t.Helper()
-	resp, err := http.Get("http://" + e.admin + "/metrics")
+	n, err := testbin.Metric(e.admin, fmt.Sprintf(`gatehouse_extauth_checks_total{config_id=%q,outcome="allowed"}`, configID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prefix := fmt.Sprintf(`gatehouse_extauth_checks_total{config_id=%q,outcome="allowed"} `, configID)
-	for _, line := range strings.Split(string(b), "\n") {
-		if n, ok := strings.CutPrefix(line, prefix); ok {
-			v, err := strconv.ParseFloat(n, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return int(v)
-		}
-	}
-	return 0
+	return int(n)
 }
 
 func httpStatus(t *testing.T, url string) int {
 	t.Helper()
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(url)
+	status, _, err := testbin.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return status
 }
 
 // startControlPlane runs `gatehouse controlplane` on dir and returns its xDS address.
