@@ -41,7 +41,8 @@ func Root(t testing.TB) string {
 //
 //	func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 //
-// Without it each test process would leave ~180 MB behind in the temporary folder.
+// Without it each test process would leave the binary and plugins it built behind in
+// the temporary folder.
 func Main(m *testing.M) int { return Wrap(m.Run) }
 
 // Wrap is Main for a package whose TestMain already has a runner of its own (an API
@@ -165,10 +166,9 @@ func FreeAddr(t testing.TB) string {
 // listenBelowEphemeral listens on a random free port below the kernel's ephemeral
 // range. A port of that range ("127.0.0.1:0") may be handed to another process's
 // outgoing connection or listener between FreeAddr's check and the test's own bind
-// (make test runs the integration packages as parallel processes): that failed
-// TestOIDCReplicasShareRedis with "address already in use" once in CI (2026-11-27).
-// Below the range, only another test's FreeAddr picks ports, at random among
-// thousands.
+// (make test runs the integration packages as parallel processes), and the test's
+// bind then fails with "address already in use". Below the range, only another test's
+// FreeAddr picks ports, at random among thousands.
 func listenBelowEphemeral() (net.Listener, error) {
 	low := ephemeralLow()
 	var err error
@@ -197,8 +197,8 @@ func ephemeralLow() int {
 }
 
 // ports are the ports FreeAddr returned in this process. Once its listener is closed,
-// the kernel may hand the same port out again: two of one test's addresses on one port
-// left a process of TestReadmeControlPlaneSession unable to listen, once, in CI.
+// the kernel may hand the same port out again, and two of one test's addresses on one
+// port would leave one of its processes unable to listen.
 var ports = &handedOut{seen: map[int]bool{}}
 
 type handedOut struct {
