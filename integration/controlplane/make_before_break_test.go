@@ -14,7 +14,8 @@ import (
 )
 
 // slowAuthConfig is an AuthConfig of the slowstart plugin, whose service takes
-// startFor to start in extauth.
+// startFor to start in extauth and then, with no Header in its config, allows every
+// request, marked with x-slowstart: allowed.
 func slowAuthConfig(name, startFor string) string {
 	return fmt.Sprintf(`apiVersion: enterprise.gateway.gatehouse.dev/v1
 kind: AuthConfig
@@ -24,7 +25,7 @@ spec:
     - pluginAuth:
         name: slowstart
         exportedSymbolName: Plugin
-        config: {StartFor: %s}
+        config: {Delay: %s}
 `, name, startFor)
 }
 
@@ -35,7 +36,7 @@ spec:
 // ordering, the gateway had the route at once and extauth denied it for ~3 s.
 func TestANewRouteWaitsForExtauthToHaveItsAuthConfig(t *testing.T) {
 	plugins := t.TempDir()
-	testbin.Plugin(t, "./integration/controlplane/testdata/plugins/slowstart", plugins, "slowstart.so")
+	testbin.Plugin(t, "./integration/testdata/plugins/slowstart", plugins, "slowstart.so")
 	sample, err := os.ReadFile(filepath.Join(testbin.SamplePlugins(t), "required_header.so"))
 	if err != nil {
 		t.Fatal(err)

@@ -30,12 +30,12 @@ var (
 	pluginDir  string
 )
 
-// plugins is a folder holding slowstart.so (testdata/slowstart), built once.
+// plugins is a folder holding slowstart.so (integration/testdata/plugins), built once.
 func plugins(t *testing.T) string {
 	t.Helper()
 	pluginOnce.Do(func() {
 		dir := testbin.TempDir(t, "gatehouse-readiness-plugins-")
-		testbin.Plugin(t, "./integration/readiness/testdata/slowstart", dir, "slowstart.so")
+		testbin.Plugin(t, "./integration/testdata/plugins/slowstart", dir, "slowstart.so")
 		pluginDir = dir
 	})
 	if pluginDir == "" {
