@@ -19,7 +19,7 @@ func TestANewUpstreamsRouteWaitsForTheGatewaysAcknowledgement(t *testing.T) {
 	s := startSystem(t, "alpha")
 	fresh := httptest.NewServer(devgateway.Echo())
 	t.Cleanup(fresh.Close)
-	testbin.WriteFile(t, filepath.Join(s.dir, "fresh_upstream.yaml"), upstream("fresh", fresh.Listener.Addr().String()))
+	testbin.WriteFile(t, filepath.Join(s.dir, "fresh_upstream.yaml"), testbin.Upstream("fresh", fresh.Listener.Addr().String()))
 	vs := virtualService("default", `["*"]`, "/extra-never-matched")
 	vs = strings.Replace(vs, "      - matchers: [{prefix: /}]", `      - matchers: [{prefix: /fresh}]
         routeAction: {single: {upstream: {name: fresh, namespace: gatehouse-system}}}

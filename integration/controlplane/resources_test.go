@@ -2,9 +2,7 @@ package controlplane_test
 
 import (
 	"fmt"
-	"net"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
@@ -17,25 +15,10 @@ import (
 func resources(t *testing.T, echo, extauth string, allowed string) string {
 	t.Helper()
 	dir := t.TempDir()
-	testbin.WriteFile(t, filepath.Join(dir, "upstreams.yaml"), upstream("echo", echo)+"---\n"+upstream("extauth", extauth))
+	testbin.WriteFile(t, filepath.Join(dir, "upstreams.yaml"), testbin.Upstream("echo", echo)+"---\n"+testbin.Upstream("extauth", extauth))
 	testbin.WriteFile(t, filepath.Join(dir, "auth_config.yaml"), authConfig("plugin-auth", "required_header", allowed))
 	testbin.WriteFile(t, filepath.Join(dir, "virtual_service.yaml"), virtualService("default", `["*"]`, "/extra-never-matched"))
 	return dir
-}
-
-func upstream(name, addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		panic(err)
-	}
-	p, _ := strconv.Atoi(port)
-	return fmt.Sprintf(`apiVersion: core.gatehouse.dev/v1
-kind: Upstream
-metadata: {name: %s, namespace: gatehouse-system}
-spec:
-  static:
-    hosts: [{addr: %s, port: %d}]
-`, name, host, p)
 }
 
 func authConfig(name, plugin, allowed string) string {

@@ -3,9 +3,7 @@ package readiness_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,24 +55,6 @@ spec:
         exportedSymbolName: Plugin
         config: {Gate: %q, Delay: %q, Header: %s, Value: %s}
 `, name, gate, delay, header, value)
-}
-
-func upstream(name string, addrs ...string) string {
-	var hosts []string
-	for _, a := range addrs {
-		host, port, err := net.SplitHostPort(a)
-		if err != nil {
-			panic(err)
-		}
-		hosts = append(hosts, fmt.Sprintf("{addr: %s, port: %s}", host, port))
-	}
-	return fmt.Sprintf(`apiVersion: core.gatehouse.dev/v1
-kind: Upstream
-metadata: {name: %s, namespace: gatehouse-system}
-spec:
-  static:
-    hosts: [%s]
-`, name, strings.Join(hosts, ", "))
 }
 
 // extauth is a running `gatehouse extauth` with gRPC clients of its Check and health

@@ -49,7 +49,7 @@ func TestRollingRestartBehindTheGateway(t *testing.T) {
 	t.Cleanup(echo.Close)
 	replicas := []string{testbin.FreeAddr(t), testbin.FreeAddr(t)}
 	dir := t.TempDir()
-	testbin.WriteFile(t, filepath.Join(dir, "upstreams.yaml"), upstream("echo", echo.Listener.Addr().String())+"---\n"+upstream("extauth", replicas...))
+	testbin.WriteFile(t, filepath.Join(dir, "upstreams.yaml"), testbin.Upstream("echo", echo.Listener.Addr().String())+"---\n"+testbin.Upstream("extauth", replicas...))
 	// A request timeout well above a busy machine's scheduling delays, so a timeout is
 	// not taken for a failure of the rollout.
 	testbin.WriteFile(t, filepath.Join(dir, "settings.yaml"), `apiVersion: core.gatehouse.dev/v1

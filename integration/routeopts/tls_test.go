@@ -52,9 +52,8 @@ func tlsSecretYAML(name string, chain, key []byte) string {
 func TestDevHTTPSRotation(t *testing.T) {
 	dir := t.TempDir()
 	echo, gw, https, ex := testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t)
-	port := echo[strings.LastIndex(echo, ":")+1:]
 	var vs strings.Builder
-	fmt.Fprintf(&vs, "apiVersion: core.gatehouse.dev/v1\nkind: Upstream\nmetadata: {name: echo, namespace: gatehouse-system}\nspec:\n  static: {hosts: [{addr: 127.0.0.1, port: %s}]}\n", port)
+	vs.WriteString(testbin.Upstream("echo", echo))
 	leaf := map[string]*x509.Certificate{}
 	for _, n := range []string{"app", "other"} {
 		fmt.Fprintf(&vs, "---\napiVersion: gateway.gatehouse.dev/v1\nkind: VirtualService\nmetadata: {name: %s, namespace: gatehouse-system}\nspec:\n  sslConfig: {secretRef: {name: %s-tls}}\n  virtualHost:\n    domains: [%s.example]\n    routes: [{routeAction: {single: {upstream: {name: echo}}}}]\n", n, n, n)
