@@ -10,8 +10,6 @@ import (
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
 )
@@ -57,12 +55,7 @@ func TestDecisionLogShareOfAnAuthConfig(t *testing.T) {
 			ex := testbin.Start(t, nil, bin, "extauth", "--xds", xdsAddr, "--plugin-dir", testbin.SamplePlugins(t), "--listen", exAddr,
 				"--decision-log", "stdout", "--decision-log-sample", tc.global, "--decision-log-rate", "0")
 			testbin.WaitTCP(t, ex, exAddr, 20*time.Second)
-			conn, err := grpc.NewClient(exAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			client := authv3.NewAuthorizationClient(conn)
+			client := authv3.NewAuthorizationClient(testbin.Dial(t, exAddr))
 			check := func(id, v, path string) error {
 				r := pluginCheck(v)
 				r.Attributes.ContextExtensions["config_id"] = id

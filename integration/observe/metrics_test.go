@@ -12,8 +12,6 @@ import (
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
 	"gatehouse.dev/gatehouse/internal/mtls"
@@ -61,12 +59,7 @@ func TestDashboardAndAlertsQueryRealMetrics(t *testing.T) {
 		"--admin-listen", exAdmin, "--decision-log", "stdout", "--xds-tls-dir", filepath.Join(certs, mtls.RoleExtauth))
 	testbin.WaitTCP(t, ex, exAddr, 20*time.Second)
 
-	conn, err := grpc.NewClient(exAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := authv3.NewAuthorizationClient(conn)
+	client := authv3.NewAuthorizationClient(testbin.Dial(t, exAddr))
 	var scraped string
 	added := false
 	testbin.Eventually(t, 20*time.Second, func() error {

@@ -10,8 +10,6 @@ import (
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"google.golang.org/genproto/googleapis/rpc/code"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
@@ -75,11 +73,7 @@ func startExtauth(t *testing.T, listen string, source ...string) *extauth {
 	e.proc = testbin.Start(t, []string{"LOG_LEVEL=debug"}, testbin.Gatehouse(t), args...)
 	testbin.WaitTCP(t, e.proc, listen, settle)
 	testbin.WaitTCP(t, e.proc, e.admin, settle)
-	conn, err := grpc.NewClient(listen, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := testbin.Dial(t, listen)
 	e.authz, e.health = authv3.NewAuthorizationClient(conn), healthpb.NewHealthClient(conn)
 	return e
 }
