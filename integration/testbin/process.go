@@ -2,6 +2,8 @@ package testbin
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -39,11 +41,19 @@ func (p *Process) Output() string {
 // logged if the test failed.
 func Start(t testing.TB, env []string, bin string, args ...string) *Process {
 	t.Helper()
-	p := &Process{cmd: exec.Command(bin, args...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), env...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	return StartCmd(t, cmd)
+}
+
+// StartCmd is Start of a command whose folder, environment and arguments the caller
+// set; its output goes to the Process.
+func StartCmd(t testing.TB, cmd *exec.Cmd) *Process {
+	t.Helper()
+	p := &Process{cmd: cmd, done: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("testbin: start %s: %v", bin, err)
+		t.Fatalf("testbin: start %s: %v", cmd.Path, err)
 	}
 	done := p.done
 	go func() { _ = p.cmd.Wait(); close(done) }()
@@ -56,7 +66,7 @@ func Start(t testing.TB, env []string, bin string, args ...string) *Process {
 			<-done
 		}
 		if t.Failed() {
-			t.Logf("output of %s:\n%s", filepath.Base(bin), p.Output())
+			t.Logf("output of %s:\n%s", filepath.Base(cmd.Path), p.Output())
 		}
 	})
 	return p
@@ -72,15 +82,33 @@ func (p *Process) Exited() bool {
 	}
 }
 
-// WaitTCP waits until addr accepts connections, failing the test after timeout.
+// WaitTCP waits until addr accepts connections, failing the test after timeout or
+// when p (if not nil) exits first.
 func WaitTCP(t testing.TB, p *Process, addr string, timeout time.Duration) {
 	t.Helper()
+	if err := listening(p, addr, timeout); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ErrExited is the error of Listening when the process ended before its address
+// accepted connections, as when another process took its port between FreeAddr and
+// the bind.
+var ErrExited = errors.New("exited")
+
+// Listening waits until addr accepts connections. Its error is ErrExited when the
+// process ends first, and another one when timeout passes; both hold its output.
+func (p *Process) Listening(addr string, timeout time.Duration) error {
+	return listening(p, addr, timeout)
+}
+
+func listening(p *Process, addr string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
 		if err == nil {
 			c.Close()
-			return
+			return nil
 		}
 		if p != nil && p.Exited() {
 			break
@@ -88,13 +116,13 @@ func WaitTCP(t testing.TB, p *Process, addr string, timeout time.Duration) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if p != nil && p.Exited() {
-		t.Fatalf("testbin: the process exited before %s accepted connections:\n%s", addr, p.Output())
+		return fmt.Errorf("testbin: the process %w before %s accepted connections:\n%s", ErrExited, addr, p.Output())
 	}
 	out := ""
 	if p != nil {
 		out = p.Output()
 	}
-	t.Fatalf("testbin: %s not accepting connections after %s\n%s", addr, timeout, out)
+	return fmt.Errorf("testbin: %s not accepting connections after %s\n%s", addr, timeout, out)
 }
 
 // Eventually retries check every 50ms until it returns nil or timeout passes.
