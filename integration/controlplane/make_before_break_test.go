@@ -3,7 +3,6 @@ package controlplane_test
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -35,18 +34,9 @@ spec:
 // the new one's), none denied for a config extauth does not have yet. Without the
 // ordering, the gateway had the route at once and extauth denied it for ~3 s.
 func TestANewRouteWaitsForExtauthToHaveItsAuthConfig(t *testing.T) {
-	plugins := t.TempDir()
-	testbin.Plugin(t, "./integration/testdata/plugins/slowstart", plugins, "slowstart.so")
-	sample, err := os.ReadFile(filepath.Join(testbin.SamplePlugins(t), "required_header.so"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(plugins, "required_header.so"), sample, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	s := startSystem(t, "alpha")
 	s.ex.Kill()
-	s.plugins = plugins
+	s.plugins = testbin.PluginDir(t, "./integration/testdata/plugins/slowstart", "./plugins/required_header")
 	s.startExtauth(t)
 	s.expect(t, "/slow", alpha, http.StatusOK) // the "/" route, secured by plugin-auth
 

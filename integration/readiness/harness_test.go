@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,24 +20,8 @@ const settle = 30 * time.Second
 // header and value are what the slowstart plugin allows.
 const header, value = "x-allow", "yes"
 
-var (
-	pluginOnce sync.Once
-	pluginDir  string
-)
-
-// plugins is a folder holding slowstart.so (integration/testdata/plugins), built once.
-func plugins(t *testing.T) string {
-	t.Helper()
-	pluginOnce.Do(func() {
-		dir := testbin.TempDir(t, "gatehouse-readiness-plugins-")
-		testbin.Plugin(t, "./integration/testdata/plugins/slowstart", dir, "slowstart.so")
-		pluginDir = dir
-	})
-	if pluginDir == "" {
-		t.Fatal("the slowstart plugin failed to build in an earlier test")
-	}
-	return pluginDir
-}
+// slowstart is the test plugin every extauth here runs.
+const slowstart = "./integration/testdata/plugins/slowstart"
 
 // authConfig is an AuthConfig gatehouse-system.<name> of one slowstart step whose
 // Start waits for the file gate (none when "") and then sleeps delay.
@@ -69,7 +52,7 @@ type extauth struct {
 func startExtauth(t *testing.T, listen string, source ...string) *extauth {
 	t.Helper()
 	e := &extauth{listen: listen, admin: testbin.FreeAddr(t)}
-	args := append([]string{"extauth", "--plugin-dir", plugins(t), "--listen", listen, "--admin-listen", e.admin}, source...)
+	args := append([]string{"extauth", "--plugin-dir", testbin.PluginDir(t, slowstart), "--listen", listen, "--admin-listen", e.admin}, source...)
 	e.proc = testbin.Start(t, []string{"LOG_LEVEL=debug"}, testbin.Gatehouse(t), args...)
 	testbin.WaitTCP(t, e.proc, listen, settle)
 	testbin.WaitTCP(t, e.proc, e.admin, settle)

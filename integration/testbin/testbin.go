@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -134,6 +136,44 @@ func Plugin(t testing.TB, pkg, dir, name string) string {
 		t.Fatalf("testbin: build plugin %s: %v", pkg, err)
 	}
 	return out
+}
+
+// pluginDirs are the folders PluginDir built, by the packages built into them ("" for
+// a build that failed).
+var pluginDirs = struct {
+	mu   sync.Mutex
+	dirs map[string]string
+}{dirs: map[string]string{}}
+
+// PluginDir builds the plugin packages pkgs (paths relative to the repository root)
+// once per test process into a folder of their own, each as <its last path
+// element>.so, and returns that folder.
+func PluginDir(t testing.TB, pkgs ...string) string {
+	t.Helper()
+	key := strings.Join(pkgs, " ")
+	pluginDirs.mu.Lock()
+	defer pluginDirs.mu.Unlock()
+	if dir, ok := pluginDirs.dirs[key]; ok {
+		if dir == "" {
+			t.Fatalf("testbin: the plugins %s failed to build in an earlier test", key)
+		}
+		return dir
+	}
+	pluginDirs.dirs[key] = ""
+	// Not "gatehouse-plugins-": extauth removes folders of that name as the plugin
+	// copies of a server that is gone.
+	dir := TempDir(t, "gatehouse-test-plugins-")
+	for _, pkg := range pkgs {
+		Plugin(t, pkg, dir, path.Base(pkg)+".so")
+	}
+	pluginDirs.dirs[key] = dir
+	return dir
+}
+
+// SamplePlugins is the PluginDir of the sample plugin (required_header.so).
+func SamplePlugins(t testing.TB) string {
+	t.Helper()
+	return PluginDir(t, "./plugins/required_header")
 }
 
 func goBuild(root string, args ...string) error {
