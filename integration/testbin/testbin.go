@@ -1,5 +1,10 @@
 // Package testbin builds and runs the real gatehouse binary and real plugins for
 // end-to-end tests: same toolchain, same flags as `make build` and `make plugins`.
+// It is also the one home of what those tests share around them: free loopback ports
+// (ports.go), processes kept with their output, waits and polls (process.go), the
+// admin endpoints and metrics (admin.go), gRPC connections (dial.go), resource files
+// (resources.go) and the documents' console blocks (docs.go). Package harness starts
+// the third-party parts (an OpenID provider, Redis) on top of it.
 package testbin
 
 import (
