@@ -10,9 +10,9 @@ import (
 // files lists the .go files of the module's root package as the host's build would
 // select them (its GOOS, GOARCH, cgo setting and build tags). It reads the folder with
 // go/build rather than running `go list`: a go command loads the module graph first,
-// which on every save of `gatehouse dev --plugin-module` cost about 0.2 s of the
-// rebuild. The go command applies the same build constraints again to the files it is
-// given, so a file selected here that the build would not select is still left out.
+// which would slow every rebuild on a save under `gatehouse dev --plugin-module`. The
+// go command applies the same build constraints again to the files it is given, so a
+// file selected here that the build would not select is still left out.
 func (b *builder) files() ([]string, error) {
 	pkg, err := b.rootPackage()
 	if err != nil {

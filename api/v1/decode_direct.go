@@ -11,10 +11,10 @@ import (
 
 // build sets v from the nodes of a fast-path document (fastDocuments) that checkFields
 // found nothing wrong with, as encoding/json would from the document written as JSON,
-// without that round trip: decoding the document into generic values, marshalling them
-// and decoding the JSON was most of the time left after parsing. It returns false for
-// anything it does not handle, and decodeInto then takes the round trip
-// (TestBuildIsTheJSONRoundTrip holds the two to the same result).
+// without that round trip (decoding the document into generic values, marshalling them
+// and decoding the JSON). It returns false for anything it does not handle, and
+// decodeInto then takes the round trip (TestBuildIsTheJSONRoundTrip holds the two to the
+// same result).
 func build(n *yaml.Node, v reflect.Value) bool {
 	return buildValue(n, v, infoOf(v.Type()))
 }

@@ -14,10 +14,10 @@ import (
 const startGCPercent = 200
 
 // steadyGCPercent is GOGC once the start is over. Nearly all of the control plane's heap
-// is long-lived state (the stages of every resource) and an edit allocates a few MB,
-// so the default 100 (collect when the heap is twice what is live) mostly holds
-// memory that is never needed: collecting at 1.5 times costs a little CPU per edit and
-// keeps tens of MB of resident memory fewer (BENCHMARKS.md has both).
+// is long-lived state (the stages of every resource) and an edit allocates little next
+// to it, so the default 100 (collect when the heap is twice what is live) mostly holds
+// memory that is never needed: collecting at 1.5 times trades a little CPU per edit for
+// less resident memory (BENCHMARKS.md has the figures).
 const steadyGCPercent = 50
 
 // startGC lets the heap grow further between collections until done is called after

@@ -65,7 +65,8 @@ func statusCommand(stdout, _ io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&admin, "admin", defaultAdminListen, "the extauth admin address (START_STATS_SERVER=true or --admin-listen)")
-	// --admin-address was this flag's name; every other verb says --admin.
+	// --admin-address is the deprecated spelling of --admin, which every other verb uses;
+	// scripts that pass it keep working.
 	cmd.Flags().StringVar(&admin, "admin-address", defaultAdminListen, "")
 	_ = cmd.Flags().MarkDeprecated("admin-address", "use --admin")
 	return cmd

@@ -54,9 +54,10 @@ type Dir struct {
 	// map here rather than a field of every file's state).
 	troubled map[string][]Problem
 	// defs counts the definitions of each key over every file, by the key's
-	// fingerprint (a quarter of the memory of a map keyed by Key); dups is the number of fingerprints counted more than once. Two keys of one
-	// fingerprint would only count as a duplicate: the next Input is then assembled
-	// from every file, which finds the real duplicates.
+	// fingerprint (a uint64 rather than a Key's four strings); dups is the number of
+	// fingerprints counted more than once. Two keys of one fingerprint would only count
+	// as a duplicate: the next Input is then assembled from every file, which finds the
+	// real duplicates.
 	defs map[uint64]int32
 	dups int
 	// linked are the resource files that are symbolic links. Only through them can

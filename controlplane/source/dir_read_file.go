@@ -3,9 +3,9 @@ package source
 import apiv1 "gatehouse.dev/gatehouse/api/v1"
 
 // fileReader reads whole resource files into one buffer it reuses (apiv1.ReadFile: only
-// regular files, at most apiv1.MaxFileBytes, never waiting on a FIFO): a new buffer per
-// file was a fifth of reading the tens of thousands of small files of a start. What
-// read returns is valid until the next read.
+// regular files, at most apiv1.MaxFileBytes, never waiting on a FIFO), so reading the
+// many small files of a start allocates no buffer per file. What read returns is valid
+// until the next read.
 //
 // With shortIsEnd (the file is on a filesystem where shortReadIsEnd), a read that
 // returns less than it asked for is the end of the file, which saves the read that

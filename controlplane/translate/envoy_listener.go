@@ -93,8 +93,8 @@ func mustAny(m proto.Message) *anypb.Any {
 }
 
 // typeURLs are the type URLs of the messages put in an Any, one string per type:
-// anypb.New builds the URL afresh for each Any, ~80 bytes for each secured route of
-// each virtual host (10k of them at 10k services).
+// anypb.New builds the URL afresh for each Any, one string for each secured route of
+// each virtual host.
 var typeURLs sync.Map // protoreflect.FullName → string
 
 // typeURL is the type URL of m, as anypb.New makes it.

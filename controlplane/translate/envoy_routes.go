@@ -21,8 +21,7 @@ var (
 //
 // Parts that are equal are built once and shared, as messages are never modified once
 // built: consecutive routes to one cluster share their action, every "/"
-// match is one message, and open routes without options one per-filter map. At 10k
-// virtual hosts these were a quarter of the route configuration's memory.
+// match is one message, and open routes without options one per-filter map.
 func EnvoyVirtualHost(vh *VirtualHost) *routev3.VirtualHost {
 	out := &routev3.VirtualHost{Name: vh.Name, Domains: vh.Domains, Routes: make([]*routev3.Route, 0, len(vh.Routes))}
 	opts := map[*RouteOptions]*envoyRouteOptions{}

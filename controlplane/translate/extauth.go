@@ -133,7 +133,8 @@ func pluginStep(p *apiv1.PluginAuth, path string, errs *fieldErrors) *extauthv1.
 
 // pluginNames checks what extauth would refuse of a step's plugin file and symbol: a
 // file name that is not a plain name inside the plugin folder, and a symbol Go can
-// never export. Both were Accepted here and then NACKed by every extauth replica.
+// never export. Both are reported here, so their AuthConfig is Rejected by the control
+// plane rather than served and then NACKed by every extauth replica.
 func pluginNames(p *apiv1.PluginAuth, path string, errs *fieldErrors) bool {
 	ok := true
 	if f := p.FileName(); f != filepath.Base(f) || f == "." || f == ".." || strings.ContainsAny(f, "/\\\x00") {

@@ -2,11 +2,14 @@ package controlplane_test
 
 import (
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
 var (
@@ -49,20 +52,20 @@ func endToEnd(t *testing.T, s *system, nackedBy string) {
 	})
 
 	t.Run("an edited AuthConfig takes effect", func(t *testing.T) {
-		write(t, s.dir, "auth_config.yaml", authConfig("plugin-auth", "required_header", "gamma"))
+		testbin.WriteFile(t, filepath.Join(s.dir, "auth_config.yaml"), authConfig("plugin-auth", "required_header", "gamma"))
 		s.expect(t, "/", alpha, http.StatusForbidden)
 		s.expect(t, "/", gamma, http.StatusOK)
 	})
 
 	t.Run("an edited VirtualService takes effect", func(t *testing.T) {
 		s.expect(t, "/extra", nil, http.StatusForbidden) // the secured "/" route matches it
-		write(t, s.dir, "virtual_service.yaml", virtualService("default", `["*"]`, "/extra"))
+		testbin.WriteFile(t, filepath.Join(s.dir, "virtual_service.yaml"), virtualService("default", `["*"]`, "/extra"))
 		s.expect(t, "/extra", nil, http.StatusOK)
 	})
 
 	t.Run("a bad edit is Rejected and the last good version keeps serving", func(t *testing.T) {
 		bad := strings.Replace(virtualService("default", `["*"]`, "/extra"), "name: echo,", "name: missing,", 1)
-		write(t, s.dir, "virtual_service.yaml", bad)
+		testbin.WriteFile(t, filepath.Join(s.dir, "virtual_service.yaml"), bad)
 		reasons := s.expectStatus(t, "VirtualService", "default", "Rejected", "gatehouse")
 		if !strings.Contains(strings.Join(reasons, "\n"), "missing") {
 			t.Errorf("reasons %q do not name the missing upstream", reasons)
@@ -70,12 +73,12 @@ func endToEnd(t *testing.T, s *system, nackedBy string) {
 		s.expect(t, "/public/x", nil, http.StatusOK)
 		s.expect(t, "/extra", nil, http.StatusOK)
 		s.expect(t, "/", gamma, http.StatusOK)
-		write(t, s.dir, "virtual_service.yaml", virtualService("default", `["*"]`, "/extra"))
+		testbin.WriteFile(t, filepath.Join(s.dir, "virtual_service.yaml"), virtualService("default", `["*"]`, "/extra"))
 		s.expectStatus(t, "VirtualService", "default", "Accepted", "gatehouse")
 	})
 
 	t.Run("a config extauth cannot build is NACKed and shown", func(t *testing.T) {
-		write(t, s.dir, "broken.yaml", authConfig("broken", "no_such_plugin", "alpha"))
+		testbin.WriteFile(t, filepath.Join(s.dir, "broken.yaml"), authConfig("broken", "no_such_plugin", "alpha"))
 		reasons := s.expectStatus(t, "AuthConfig", "broken", "Rejected", nackedBy)
 		if s.certs != "" {
 			if by := s.reportedBy(t, "AuthConfig", "broken", "Rejected"); !strings.Contains(by, "(spiffe://cluster.local/ns/gatehouse-system/role/extauth)") {
@@ -127,7 +130,7 @@ func endToEnd(t *testing.T, s *system, nackedBy string) {
 			t.Errorf("only %d allowed requests served while the control plane was down", served.Load()-before)
 		}
 		s.startControlPlane(t)
-		write(t, s.dir, "auth_config.yaml", authConfig("plugin-auth", "required_header", "delta"))
+		testbin.WriteFile(t, filepath.Join(s.dir, "auth_config.yaml"), authConfig("plugin-auth", "required_header", "delta"))
 		s.expect(t, "/", map[string]string{"x-required": "delta"}, http.StatusOK)
 		close(stop)
 		wg.Wait()

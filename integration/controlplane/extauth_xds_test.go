@@ -14,7 +14,6 @@ import (
 	"github.com/rs/zerolog"
 	"google.golang.org/genproto/googleapis/rpc/code"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
@@ -122,12 +121,7 @@ type checker struct {
 
 func newChecker(t *testing.T, addr string) *checker {
 	t.Helper()
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return &checker{client: authv3.NewAuthorizationClient(conn)}
+	return &checker{client: authv3.NewAuthorizationClient(testbin.Dial(t, addr))}
 }
 
 // check returns the gRPC status code of a Check of configID with x-required: value.

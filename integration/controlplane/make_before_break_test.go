@@ -3,7 +3,6 @@ package controlplane_test
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,7 +13,8 @@ import (
 )
 
 // slowAuthConfig is an AuthConfig of the slowstart plugin, whose service takes
-// startFor to start in extauth.
+// startFor to start in extauth and then, with no Header in its config, allows every
+// request, marked with x-slowstart: allowed.
 func slowAuthConfig(name, startFor string) string {
 	return fmt.Sprintf(`apiVersion: enterprise.gateway.gatehouse.dev/v1
 kind: AuthConfig
@@ -24,7 +24,7 @@ spec:
     - pluginAuth:
         name: slowstart
         exportedSymbolName: Plugin
-        config: {StartFor: %s}
+        config: {Delay: %s}
 `, name, startFor)
 }
 
@@ -34,18 +34,9 @@ spec:
 // the new one's), none denied for a config extauth does not have yet. Without the
 // ordering, the gateway had the route at once and extauth denied it for ~3 s.
 func TestANewRouteWaitsForExtauthToHaveItsAuthConfig(t *testing.T) {
-	plugins := t.TempDir()
-	testbin.Plugin(t, "./integration/controlplane/testdata/plugins/slowstart", plugins, "slowstart.so")
-	sample, err := os.ReadFile(filepath.Join(testbin.SamplePlugins(t), "required_header.so"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(plugins, "required_header.so"), sample, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	s := startSystem(t, "alpha")
 	s.ex.Kill()
-	s.plugins = plugins
+	s.plugins = testbin.PluginDir(t, "./integration/testdata/plugins/slowstart", "./plugins/required_header")
 	s.startExtauth(t)
 	s.expect(t, "/slow", alpha, http.StatusOK) // the "/" route, secured by plugin-auth
 
@@ -78,13 +69,13 @@ func TestANewRouteWaitsForExtauthToHaveItsAuthConfig(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
-	write(t, s.dir, "slow_auth.yaml", slowAuthConfig("slow-auth", "4s"))
+	testbin.WriteFile(t, filepath.Join(s.dir, "slow_auth.yaml"), slowAuthConfig("slow-auth", "4s"))
 	vs := virtualService("default", `["*"]`, "/extra")
 	vs = strings.Replace(vs, "      - matchers: [{prefix: /}]", `      - matchers: [{prefix: /slow}]
         routeAction: {single: {upstream: {name: echo, namespace: gatehouse-system}}}
         options: {extauth: {configRef: {name: slow-auth, namespace: gatehouse-system}}}
       - matchers: [{prefix: /}]`, 1)
-	write(t, s.dir, "virtual_service.yaml", vs)
+	testbin.WriteFile(t, filepath.Join(s.dir, "virtual_service.yaml"), vs)
 	s.expectDataPlane(t, "VirtualService", "default", "waiting for extauth to acknowledge its AuthConfig")
 	testbin.Eventually(t, settle, func() error {
 		mu.Lock()

@@ -24,7 +24,7 @@ func TestExtauthServesChecksOverMutualTLS(t *testing.T) {
 	certs := generateCerts(t)
 	otherCA := generateCerts(t)
 	dir := t.TempDir()
-	write(t, dir, "auth_config.yaml", authConfig("plugin-auth", "required_header", "alpha"))
+	testbin.WriteFile(t, filepath.Join(dir, "auth_config.yaml"), authConfig("plugin-auth", "required_header", "alpha"))
 	addr := testbin.FreeAddr(t)
 	p := testbin.Start(t, nil, testbin.Gatehouse(t), "extauth", "--config", dir, "--plugin-dir", testbin.SamplePlugins(t),
 		"--listen", addr, "--tls-dir", filepath.Join(certs, "extauth"))

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/integration/testbin"
 	"gatehouse.dev/gatehouse/internal/mtls"
 )
 
@@ -41,7 +42,7 @@ func TestXDSCertificatesRotateUnderOpenStreams(t *testing.T) {
 	}
 
 	t.Run("open streams keep working", func(t *testing.T) {
-		write(t, s.dir, "auth_config.yaml", authConfig("plugin-auth", "required_header", "gamma"))
+		testbin.WriteFile(t, filepath.Join(s.dir, "auth_config.yaml"), authConfig("plugin-auth", "required_header", "gamma"))
 		s.expect(t, "/", gamma, http.StatusOK)
 		s.expect(t, "/", alpha, http.StatusForbidden)
 		for name, p := range map[string]string{"extauth": s.ex.Output(), "gateway": s.gateway.Output()} {
@@ -72,7 +73,7 @@ func TestXDSCertificatesRotateUnderOpenStreams(t *testing.T) {
 	})
 
 	// The old certificate with the new bundle: a pod whose certificate was issued by the old CA.
-	write(t, old, mtls.CAFile, string(readFile(t, filepath.Join(certs, "extauth", mtls.CAFile))))
+	testbin.WriteFile(t, filepath.Join(old, mtls.CAFile), string(readFile(t, filepath.Join(certs, "extauth", mtls.CAFile))))
 	t.Run("the old CA is trusted until it is retired", func(t *testing.T) {
 		a := adsAttempt(t, s.xds, clientCreds(t, old), "old", xds.RoleExtauth, xds.ExtAuthConfigType, 2*time.Second)
 		if a.resources == 0 {
@@ -84,7 +85,7 @@ func TestXDSCertificatesRotateUnderOpenStreams(t *testing.T) {
 		if a.resources != 0 || status.Code(a.err) != codes.Unavailable {
 			t.Errorf("a certificate of the retired CA got %d resources, %v; want none, refused by TLS", a.resources, a.err)
 		}
-		write(t, s.dir, "auth_config.yaml", authConfig("plugin-auth", "required_header", "delta"))
+		testbin.WriteFile(t, filepath.Join(s.dir, "auth_config.yaml"), authConfig("plugin-auth", "required_header", "delta"))
 		s.expect(t, "/", map[string]string{"x-required": "delta"}, http.StatusOK)
 	})
 }

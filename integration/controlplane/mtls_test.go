@@ -152,9 +152,9 @@ func foreignCert(t *testing.T, certs string) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	write(t, dir, mtls.CertFile, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
-	write(t, dir, mtls.KeyFile, string(extauth))
-	write(t, dir, mtls.CAFile, string(caCert))
+	testbin.WriteFile(t, filepath.Join(dir, mtls.CertFile), string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	testbin.WriteFile(t, filepath.Join(dir, mtls.KeyFile), string(extauth))
+	testbin.WriteFile(t, filepath.Join(dir, mtls.CAFile), string(caCert))
 	return dir
 }
 
@@ -169,7 +169,7 @@ func TestXDSRefusesWhoItCannotIdentify(t *testing.T) {
 	s := startSystemTLS(t, "alpha", certs)
 	// A TLS Secret of the gateway proxy's HTTPS listener: what another proxy must never see.
 	pair := filepath.Join(certs, "proxy-gateway-proxy")
-	write(t, s.dir, "tls.yaml", fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: shop-tls, namespace: gatehouse-system}\ntype: kubernetes.io/tls\ndata:\n  tls.crt: %s\n  tls.key: %s\n---\n"+
+	testbin.WriteFile(t, filepath.Join(s.dir, "tls.yaml"), fmt.Sprintf("apiVersion: v1\nkind: Secret\nmetadata: {name: shop-tls, namespace: gatehouse-system}\ntype: kubernetes.io/tls\ndata:\n  tls.crt: %s\n  tls.key: %s\n---\n"+
 		"apiVersion: gateway.gatehouse.dev/v1\nkind: VirtualService\nmetadata: {name: shop, namespace: gatehouse-system}\nspec:\n  sslConfig: {secretRef: {name: shop-tls}}\n  virtualHost:\n    domains: [shop.example]\n    routes: [{routeAction: {single: {upstream: {name: echo}}}}]\n",
 		base64.StdEncoding.EncodeToString(readFile(t, filepath.Join(pair, mtls.CertFile))), base64.StdEncoding.EncodeToString(readFile(t, filepath.Join(pair, mtls.KeyFile)))))
 	s.expectStatus(t, "VirtualService", "shop", "Accepted", "gatehouse")
@@ -291,11 +291,9 @@ func xdsClientNode(t *testing.T, s *system, role string) string {
 
 func (s *system) adminGet(t *testing.T, path string) string {
 	t.Helper()
-	resp, err := s.client.Get("http://" + s.admin + path)
+	_, body, err := testbin.Get("http://" + s.admin + path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return string(b)
+	return body
 }

@@ -3,10 +3,12 @@ package controlplane_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"gatehouse.dev/gatehouse/devgateway"
+	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
 // A route to a new Upstream reaches the gateway once the gateway has the Upstream's
@@ -17,12 +19,12 @@ func TestANewUpstreamsRouteWaitsForTheGatewaysAcknowledgement(t *testing.T) {
 	s := startSystem(t, "alpha")
 	fresh := httptest.NewServer(devgateway.Echo())
 	t.Cleanup(fresh.Close)
-	write(t, s.dir, "fresh_upstream.yaml", upstream("fresh", fresh.Listener.Addr().String()))
+	testbin.WriteFile(t, filepath.Join(s.dir, "fresh_upstream.yaml"), testbin.Upstream("fresh", fresh.Listener.Addr().String()))
 	vs := virtualService("default", `["*"]`, "/extra-never-matched")
 	vs = strings.Replace(vs, "      - matchers: [{prefix: /}]", `      - matchers: [{prefix: /fresh}]
         routeAction: {single: {upstream: {name: fresh, namespace: gatehouse-system}}}
       - matchers: [{prefix: /}]`, 1)
-	write(t, s.dir, "virtual_service.yaml", vs)
+	testbin.WriteFile(t, filepath.Join(s.dir, "virtual_service.yaml"), vs)
 	s.expect(t, "/fresh", nil, http.StatusOK)
 	s.expectDataPlane(t, "VirtualService", "default", "proxies 1/1")
 

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
 // Removing the file of an AuthConfig that a VirtualService uses closes the routes it
@@ -26,7 +28,7 @@ func TestRemovingAReferencedAuthConfigClosesOnlyItsRoutes(t *testing.T) {
 	s.expect(t, "/", alpha, http.StatusForbidden)
 	s.expect(t, "/public/x", nil, http.StatusOK)
 
-	write(t, s.dir, "auth_config.yaml", authConfig("plugin-auth", "required_header", "alpha"))
+	testbin.WriteFile(t, filepath.Join(s.dir, "auth_config.yaml"), authConfig("plugin-auth", "required_header", "alpha"))
 	s.expectStatus(t, "VirtualService", "default", "Accepted", "gatehouse")
 	s.expect(t, "/", alpha, http.StatusOK)
 }

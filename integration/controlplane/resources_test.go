@@ -2,11 +2,10 @@ package controlplane_test
 
 import (
 	"fmt"
-	"net"
-	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
 // resources writes the YAML files of a small system into a new folder: an echo Upstream
@@ -16,38 +15,10 @@ import (
 func resources(t *testing.T, echo, extauth string, allowed string) string {
 	t.Helper()
 	dir := t.TempDir()
-	write(t, dir, "upstreams.yaml", upstream("echo", echo)+"---\n"+upstream("extauth", extauth))
-	write(t, dir, "auth_config.yaml", authConfig("plugin-auth", "required_header", allowed))
-	write(t, dir, "virtual_service.yaml", virtualService("default", `["*"]`, "/extra-never-matched"))
+	testbin.WriteFile(t, filepath.Join(dir, "upstreams.yaml"), testbin.Upstream("echo", echo)+"---\n"+testbin.Upstream("extauth", extauth))
+	testbin.WriteFile(t, filepath.Join(dir, "auth_config.yaml"), authConfig("plugin-auth", "required_header", allowed))
+	testbin.WriteFile(t, filepath.Join(dir, "virtual_service.yaml"), virtualService("default", `["*"]`, "/extra-never-matched"))
 	return dir
-}
-
-func write(t *testing.T, dir, name, content string) {
-	t.Helper()
-	// Write beside and rename, as editors and kubelets do, so the control plane never
-	// reads half a file.
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func upstream(name, addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		panic(err)
-	}
-	p, _ := strconv.Atoi(port)
-	return fmt.Sprintf(`apiVersion: core.gatehouse.dev/v1
-kind: Upstream
-metadata: {name: %s, namespace: gatehouse-system}
-spec:
-  static:
-    hosts: [{addr: %s, port: %d}]
-`, name, host, p)
 }
 
 func authConfig(name, plugin, allowed string) string {

@@ -2,8 +2,8 @@ package controlplane_test
 
 import (
 	"fmt"
-	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,8 +26,8 @@ func TestARestartKeepsServingWhatBecameInvalidMeanwhile(t *testing.T) {
 
 	s.cp.Kill()
 	misspelt := strings.Replace(authConfig("plugin-auth", "required_header", "gamma"), "exportedSymbolName", "exportedSymbolNam", 1)
-	write(t, s.dir, "auth_config.yaml", misspelt)
-	write(t, s.dir, "virtual_service.yaml", strings.Replace(virtualService("default", `["*"]`, "/extra"), "name: echo,", "name: missing,", 1))
+	testbin.WriteFile(t, filepath.Join(s.dir, "auth_config.yaml"), misspelt)
+	testbin.WriteFile(t, filepath.Join(s.dir, "virtual_service.yaml"), strings.Replace(virtualService("default", `["*"]`, "/extra"), "name: echo,", "name: missing,", 1))
 	s.startControlPlane(t)
 
 	reasons := s.expectStatus(t, "VirtualService", "default", "Rejected", "gatehouse")
@@ -41,8 +41,8 @@ func TestARestartKeepsServingWhatBecameInvalidMeanwhile(t *testing.T) {
 	s.expect(t, "/extra", nil, http.StatusForbidden) // the rejected version's route is not served
 
 	// Fixing both files serves the new versions.
-	write(t, s.dir, "auth_config.yaml", authConfig("plugin-auth", "required_header", "gamma"))
-	write(t, s.dir, "virtual_service.yaml", virtualService("default", `["*"]`, "/extra"))
+	testbin.WriteFile(t, filepath.Join(s.dir, "auth_config.yaml"), authConfig("plugin-auth", "required_header", "gamma"))
+	testbin.WriteFile(t, filepath.Join(s.dir, "virtual_service.yaml"), virtualService("default", `["*"]`, "/extra"))
 	s.expect(t, "/extra", nil, http.StatusOK)
 	s.expect(t, "/", gamma, http.StatusOK)
 	s.expect(t, "/", alpha, http.StatusForbidden)
@@ -54,7 +54,7 @@ func TestARestartKeepsServingWhatBecameInvalidMeanwhile(t *testing.T) {
 func TestADuplicateKeepsTheDefinitionThatServedAcrossARestart(t *testing.T) {
 	s := startSystem(t, "alpha")
 	s.expect(t, "/", alpha, http.StatusOK)
-	write(t, s.dir, "0-copy.yaml", authConfig("plugin-auth", "required_header", "gamma")) // sorts first
+	testbin.WriteFile(t, filepath.Join(s.dir, "0-copy.yaml"), authConfig("plugin-auth", "required_header", "gamma")) // sorts first
 	s.waitRemembered(t, "AuthConfig", "plugin-auth")
 	s.expect(t, "/", alpha, http.StatusOK)
 	s.expect(t, "/", gamma, http.StatusForbidden)
@@ -94,16 +94,10 @@ func (s *system) waitRemembered(t *testing.T, kind, name string) {
 func (s *system) expectCaughtUp(t *testing.T) {
 	t.Helper()
 	testbin.Eventually(t, settle, func() error {
-		resp, err := s.client.Get("http://" + s.admin + "/snapshots/xds")
+		_, body, err := testbin.Get("http://" + s.admin + "/snapshots/xds")
 		if err != nil {
 			return err // the admin server opens just after xDS
 		}
-		b, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		body := string(b)
 		for _, role := range []string{xds.DefaultProxyRole, xds.RoleExtauth} {
 			i := strings.Index(body, `"role": "`+role+`"`)
 			if i < 0 {

@@ -165,16 +165,15 @@ type resourceStatus struct {
 }
 
 func (s *system) statuses() ([]resourceStatus, error) {
-	resp, err := s.client.Get("http://" + s.admin + "/statuses")
+	status, body, err := testbin.Get("http://" + s.admin + "/statuses")
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /statuses: %s", resp.Status)
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("GET /statuses: %d %s", status, http.StatusText(status))
 	}
 	var out []resourceStatus
-	return out, json.NewDecoder(resp.Body).Decode(&out)
+	return out, json.Unmarshal([]byte(body), &out)
 }
 
 // expectStatus polls until the resource kind/name is in state overall, with a status of

@@ -1,12 +1,9 @@
 package fanout_test
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +115,7 @@ func TestStalledClientIsDropped(t *testing.T) {
 		})
 	}
 	testbin.Eventually(t, 30*time.Second, func() error {
-		n, err := metric(p.admin, "gatehouse_xds_dropped_streams_total")
+		n, err := testbin.Metric(p.admin, "gatehouse_xds_dropped_streams_total")
 		if err == nil && n < 1 {
 			err = errors.New("gatehouse_xds_dropped_streams_total is 0")
 		}
@@ -175,27 +172,4 @@ func TestReconnectStormLeavesNoPartialState(t *testing.T) {
 		})
 		noLoss(t, p.all())
 	}
-}
-
-// metric sums the samples of name on the control plane's admin /metrics.
-func metric(admin, name string) (float64, error) {
-	resp, err := http.Get("http://" + admin + "/metrics")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var sum float64
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, name+"{") || strings.HasPrefix(line, name+" ") {
-			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			if err != nil {
-				return 0, err
-			}
-			sum += v
-		}
-	}
-	return sum, sc.Err()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,10 +33,10 @@ type plane struct {
 func newPlane(t *testing.T, proxies, extauths int) *plane {
 	p := &plane{t: t, bin: testbin.Gatehouse(t), dir: t.TempDir(), xds: testbin.FreeAddr(t), admin: testbin.FreeAddr(t)}
 	p.state = filepath.Join(t.TempDir(), "state")
-	write(t, filepath.Join(p.dir, "extauth.yaml"), extauthUpstream)
+	testbin.WriteFile(t, filepath.Join(p.dir, "extauth.yaml"), extauthUpstream)
 	for i := range services {
 		for kind := range files {
-			write(t, p.file(kind, i), resourceYAML(kind, i, 0))
+			testbin.WriteFile(t, p.file(kind, i), resourceYAML(kind, i, 0))
 		}
 	}
 	p.start()
@@ -111,18 +110,7 @@ func (p *plane) file(kind string, i int) string {
 
 // edit rewrites service i's resource of kind with value v, renamed into place.
 func (p *plane) edit(kind string, i, v int) {
-	tmp := filepath.Join(p.dir, ".edit.tmp")
-	write(p.t, tmp, resourceYAML(kind, i, v))
-	if err := os.Rename(tmp, p.file(kind, i)); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
-func write(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testbin.WriteFile(p.t, p.file(kind, i), resourceYAML(kind, i, v))
 }
 
 // resourceYAML is service i's resource of kind, varied by v.

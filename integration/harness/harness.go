@@ -5,9 +5,6 @@
 package harness
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -15,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -46,87 +42,32 @@ func Dir() string {
 // RepoRoot is the repository root.
 func RepoRoot() string { return filepath.Dir(Dir()) }
 
-// process is a started child with its output kept for failure messages.
+// process is a started child, named in failure messages.
 type process struct {
 	name string
-	cmd  *exec.Cmd
-	out  *syncBuffer
-	once sync.Once
-	done chan struct{}
+	*testbin.Process
 }
 
+// start runs cmd until the test ends, when it is killed (SIGKILL) at once: neither
+// redis-server nor the provider keeps anything a clean stop would save.
 func start(t testing.TB, name string, cmd *exec.Cmd) *process {
 	t.Helper()
-	p := &process{name: name, cmd: cmd, out: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.out, p.out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("harness: start %s: %v", name, err)
-	}
-	go func() { cmd.Wait(); close(p.done) }()
+	p := &process{name: name, Process: testbin.StartCmd(t, cmd)}
 	t.Cleanup(p.stop)
 	return p
 }
 
 // stop kills the process this harness started, by its pid, and waits for it.
-func (p *process) stop() {
-	p.once.Do(func() {
-		p.cmd.Process.Kill()
-		select {
-		case <-p.done:
-		case <-time.After(5 * time.Second):
-		}
-	})
-}
+func (p *process) stop() { p.Kill() }
 
-// Output is what the process printed so far.
-func (p *process) Output() string { return p.out.String() }
-
-// waitTCP waits until addr accepts connections, the process exits, or the timeout passes.
-func (p *process) waitTCP(t testing.TB, addr string, timeout time.Duration) {
-	t.Helper()
-	if err := p.listening(addr, timeout); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// errExited is returned by listening when the process ended before it listened, as
-// when another process took its port between FreePort and the bind.
-var errExited = errors.New("exited before listening")
-
+// listening waits until addr accepts connections; its error is testbin.ErrExited when
+// the process ended first, as when another process took its port between FreePort and
+// the bind.
 func (p *process) listening(addr string, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("harness: %s %w on %s:\n%s", p.name, errExited, addr, p.Output())
-		case <-ctx.Done():
-			return fmt.Errorf("harness: %s did not listen on %s within %s:\n%s", p.name, addr, timeout, p.Output())
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := p.Listening(addr, timeout); err != nil {
+		return fmt.Errorf("harness: %s: %w", p.name, err)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return nil
 }
 
 func addr(port int) string { return "127.0.0.1:" + strconv.Itoa(port) }

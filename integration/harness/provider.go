@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
 // Test client of the provider, registered by provider.js.
@@ -54,7 +56,7 @@ func StartProvider(t testing.TB, o ProviderOptions) *Provider {
 		}
 		p := startProvider(t, node, dir, port, o)
 		err := p.p.listening(addr(port), 20*time.Second)
-		if errors.Is(err, errExited) && o.Port == 0 && attempt < 3 {
+		if errors.Is(err, testbin.ErrExited) && o.Port == 0 && attempt < 3 {
 			continue
 		}
 		if err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
 // Redis is a redis-server started for one test, with no persistence.
@@ -34,7 +36,7 @@ func StartRedis(t testing.TB) *Redis {
 			"--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", t.TempDir())
 		r := &Redis{Addr: addr(port), p: start(t, "redis-server", cmd)}
 		err := r.p.listening(r.Addr, 10*time.Second)
-		if errors.Is(err, errExited) && attempt < 3 {
+		if errors.Is(err, testbin.ErrExited) && attempt < 3 {
 			continue
 		}
 		if err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
 // RedisCluster is a Redis Cluster of masters without replicas, started for one test
@@ -74,7 +76,7 @@ func startClusterNode(t testing.TB, bin string) *Redis {
 			"--cluster-node-timeout", "5000", "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir", dir)
 		r := &Redis{Addr: addr(port), p: start(t, "redis-server (cluster node)", cmd)}
 		err := r.p.listening(r.Addr, 10*time.Second)
-		if errors.Is(err, errExited) && attempt < 3 {
+		if errors.Is(err, testbin.ErrExited) && attempt < 3 {
 			continue
 		}
 		if err != nil {

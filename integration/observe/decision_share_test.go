@@ -10,8 +10,6 @@ import (
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
 )
@@ -48,21 +46,16 @@ func TestDecisionLogShareOfAnAuthConfig(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resources := t.TempDir()
-			writeFile(t, filepath.Join(resources, "quiet.yaml"), shareConfig("quiet", tc.quiet))
-			writeFile(t, filepath.Join(resources, "loud.yaml"), shareConfig("loud", tc.loud))
+			testbin.WriteFile(t, filepath.Join(resources, "quiet.yaml"), shareConfig("quiet", tc.quiet))
+			testbin.WriteFile(t, filepath.Join(resources, "loud.yaml"), shareConfig("loud", tc.loud))
 			bin := testbin.Gatehouse(t)
 			xdsAddr, cpAdmin, exAddr := testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t)
 			cp := testbin.Start(t, nil, bin, "controlplane", "--resources", resources, "--xds-listen", xdsAddr, "--admin-listen", cpAdmin)
 			testbin.WaitTCP(t, cp, xdsAddr, 20*time.Second)
-			ex := testbin.Start(t, nil, bin, "extauth", "--xds", xdsAddr, "--plugin-dir", plugins(t), "--listen", exAddr,
+			ex := testbin.Start(t, nil, bin, "extauth", "--xds", xdsAddr, "--plugin-dir", testbin.SamplePlugins(t), "--listen", exAddr,
 				"--decision-log", "stdout", "--decision-log-sample", tc.global, "--decision-log-rate", "0")
 			testbin.WaitTCP(t, ex, exAddr, 20*time.Second)
-			conn, err := grpc.NewClient(exAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			client := authv3.NewAuthorizationClient(conn)
+			client := authv3.NewAuthorizationClient(testbin.Dial(t, exAddr))
 			check := func(id, v, path string) error {
 				r := pluginCheck(v)
 				r.Attributes.ContextExtensions["config_id"] = id

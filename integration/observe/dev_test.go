@@ -5,31 +5,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
 )
-
-var (
-	pluginsOnce sync.Once
-	pluginDir   string
-)
-
-// plugins builds the sample plugin once.
-func plugins(t *testing.T) string {
-	t.Helper()
-	pluginsOnce.Do(func() {
-		dir := testbin.TempDir(t, "gatehouse-observe-plugins-")
-		testbin.Plugin(t, "./plugins/required_header", dir, "required_header.so")
-		pluginDir = dir
-	})
-	if pluginDir == "" {
-		t.Fatal("plugins failed to build in an earlier test")
-	}
-	return pluginDir
-}
 
 // dev is a running `gatehouse dev` on the embedded examples, with its extauth admin.
 type dev struct {
@@ -41,7 +21,7 @@ type dev struct {
 func startDev(t *testing.T, env []string, extra ...string) *dev {
 	t.Helper()
 	gw, ex, echo, admin := testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t)
-	args := append([]string{"dev", "--plugin-dir", plugins(t), "--listen", gw, "--extauth-listen", ex, "--echo-listen", echo,
+	args := append([]string{"dev", "--plugin-dir", testbin.SamplePlugins(t), "--listen", gw, "--extauth-listen", ex, "--echo-listen", echo,
 		"--admin-listen", admin}, extra...)
 	p := testbin.Start(t, env, testbin.Gatehouse(t), args...)
 	testbin.WaitTCP(t, p, gw, 20*time.Second)

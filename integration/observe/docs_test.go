@@ -2,8 +2,6 @@ package observe_test
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,8 +18,8 @@ import (
 // it, and the control plane counts no NACK.
 func TestObservabilityDocBlocks(t *testing.T) {
 	resources := t.TempDir()
-	writeFile(t, filepath.Join(resources, "settings.yaml"), testbin.DocBlock(t, "docs/operating.md", "<!-- settings-tracing"))
-	writeFile(t, filepath.Join(resources, "auth_config.yaml"), testbin.DocBlock(t, "docs/operating.md", "<!-- authconfig-decision-log"))
+	testbin.WriteFile(t, filepath.Join(resources, "settings.yaml"), testbin.DocBlock(t, "docs/operating.md", "<!-- settings-tracing"))
+	testbin.WriteFile(t, filepath.Join(resources, "auth_config.yaml"), testbin.DocBlock(t, "docs/operating.md", "<!-- authconfig-decision-log"))
 	xdsAddr, admin := testbin.FreeAddr(t), testbin.FreeAddr(t)
 	cp := testbin.Start(t, nil, testbin.Gatehouse(t), "controlplane", "--resources", resources, "--xds-listen", xdsAddr, "--admin-listen", admin, "--no-state")
 	testbin.WaitTCP(t, cp, admin, 20*time.Second)
@@ -35,16 +33,11 @@ func TestObservabilityDocBlocks(t *testing.T) {
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			testbin.Eventually(t, 20*time.Second, func() error {
-				resp, err := http.Get("http://" + admin + "/snapshots/xds?role=" + tc.role)
+				_, b, err := testbin.Get("http://" + admin + "/snapshots/xds?role=" + tc.role)
 				if err != nil {
 					return err
 				}
-				defer resp.Body.Close()
-				b, err := io.ReadAll(resp.Body)
-				if err != nil {
-					return err
-				}
-				compact := strings.NewReplacer(" ", "", "\n", "").Replace(string(b))
+				compact := strings.NewReplacer(" ", "", "\n", "").Replace(b)
 				for _, w := range tc.want {
 					if !strings.Contains(compact, w) {
 						return fmt.Errorf("/snapshots/xds?role=%s (%d bytes) lacks %s", tc.role, len(b), w)
@@ -59,7 +52,7 @@ func TestObservabilityDocBlocks(t *testing.T) {
 		"--listen", gw, "--https-listen", "", "--admin-listen", "", "--echo-listen", testbin.FreeAddr(t))
 	testbin.WaitTCP(t, g, gw, 30*time.Second)
 	testbin.Eventually(t, 20*time.Second, func() error {
-		m, err := scrape(admin)
+		m, err := testbin.Scrape(admin)
 		if err != nil {
 			return err
 		}

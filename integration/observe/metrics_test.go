@@ -3,8 +3,6 @@ package observe_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,8 +12,6 @@ import (
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
 	"gatehouse.dev/gatehouse/internal/mtls"
@@ -46,7 +42,7 @@ func TestDashboardAndAlertsQueryRealMetrics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFile(t, filepath.Join(resources, f), string(b))
+		testbin.WriteFile(t, filepath.Join(resources, f), string(b))
 	}
 
 	certs := t.TempDir()
@@ -59,16 +55,11 @@ func TestDashboardAndAlertsQueryRealMetrics(t *testing.T) {
 	cp := testbin.Start(t, nil, bin, "controlplane", "--resources", resources, "--xds-listen", xdsAddr, "--admin-listen", cpAdmin,
 		"--xds-tls-dir", filepath.Join(certs, mtls.RoleControlplane))
 	testbin.WaitTCP(t, cp, xdsAddr, 20*time.Second)
-	ex := testbin.Start(t, nil, bin, "extauth", "--xds", xdsAddr, "--plugin-dir", plugins(t), "--listen", exAddr,
+	ex := testbin.Start(t, nil, bin, "extauth", "--xds", xdsAddr, "--plugin-dir", testbin.SamplePlugins(t), "--listen", exAddr,
 		"--admin-listen", exAdmin, "--decision-log", "stdout", "--xds-tls-dir", filepath.Join(certs, mtls.RoleExtauth))
 	testbin.WaitTCP(t, ex, exAddr, 20*time.Second)
 
-	conn, err := grpc.NewClient(exAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := authv3.NewAuthorizationClient(conn)
+	client := authv3.NewAuthorizationClient(testbin.Dial(t, exAddr))
 	var scraped string
 	added := false
 	testbin.Eventually(t, 20*time.Second, func() error {
@@ -77,14 +68,14 @@ func TestDashboardAndAlertsQueryRealMetrics(t *testing.T) {
 				return err
 			}
 		}
-		exMetrics, err := scrape(exAdmin)
+		exMetrics, err := testbin.Scrape(exAdmin)
 		if err != nil {
 			return err
 		}
 		if !strings.Contains(exMetrics, `outcome="allowed"`) {
 			return fmt.Errorf("no allowed Check counted yet")
 		}
-		cpMetrics, err := scrape(cpAdmin)
+		cpMetrics, err := testbin.Scrape(cpAdmin)
 		if err != nil {
 			return err
 		}
@@ -93,7 +84,7 @@ func TestDashboardAndAlertsQueryRealMetrics(t *testing.T) {
 		}
 		if !added {
 			// Once the first configs are acknowledged, one extauth cannot build.
-			writeFile(t, filepath.Join(resources, "missing_plugin.yaml"), missingPlugin)
+			testbin.WriteFile(t, filepath.Join(resources, "missing_plugin.yaml"), missingPlugin)
 			added = true
 		}
 		if !strings.Contains(cpMetrics, "gatehouse_xds_nacks_total{") {
@@ -134,22 +125,4 @@ func pluginCheck(v string) *authv3.CheckRequest {
 		}},
 		ContextExtensions: map[string]string{"config_id": "gatehouse-system.plugin-auth"},
 	}}
-}
-
-// scrape returns the /metrics of the admin server at addr.
-func scrape(addr string) (string, error) {
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return string(b), err
-}
-
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

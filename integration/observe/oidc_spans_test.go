@@ -14,8 +14,6 @@ import (
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"google.golang.org/genproto/googleapis/rpc/code"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"gatehouse.dev/gatehouse/integration/harness"
@@ -69,18 +67,13 @@ func TestOIDCStepSpans(t *testing.T) {
 	dir := t.TempDir()
 	doc := strings.NewReplacer("APP", oidcApp, "CLIENT_ID", harness.ClientID, "CLIENT_SECRET", harness.ClientSecret,
 		"ISSUER", provider.Issuer, "REDIS", redis.Addr).Replace(oidcConfig)
-	writeFile(t, filepath.Join(dir, "oidc.yaml"), doc)
+	testbin.WriteFile(t, filepath.Join(dir, "oidc.yaml"), doc)
 	addr := testbin.FreeAddr(t)
 	ex := testbin.Start(t, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + otlp, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc",
 		"OTEL_BSP_SCHEDULE_DELAY=100", "OTEL_TRACES_SAMPLER=", "OTEL_SERVICE_NAME="},
 		testbin.Gatehouse(t), "extauth", "--config", dir, "--plugin-dir", t.TempDir(), "--listen", addr, "--trace-sample-ratio", "1")
 	testbin.WaitTCP(t, ex, addr, time.Minute)
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := authv3.NewAuthorizationClient(conn)
+	client := authv3.NewAuthorizationClient(testbin.Dial(t, addr))
 
 	// The login: the page redirects to the provider, the user logs in there, and the
 	// callback's Check exchanges the code and saves the session.

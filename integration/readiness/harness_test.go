@@ -3,21 +3,12 @@ package readiness_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"google.golang.org/genproto/googleapis/rpc/code"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
@@ -29,24 +20,8 @@ const settle = 30 * time.Second
 // header and value are what the slowstart plugin allows.
 const header, value = "x-allow", "yes"
 
-var (
-	pluginOnce sync.Once
-	pluginDir  string
-)
-
-// plugins is a folder holding slowstart.so (testdata/slowstart), built once.
-func plugins(t *testing.T) string {
-	t.Helper()
-	pluginOnce.Do(func() {
-		dir := testbin.TempDir(t, "gatehouse-readiness-plugins-")
-		testbin.Plugin(t, "./integration/readiness/testdata/slowstart", dir, "slowstart.so")
-		pluginDir = dir
-	})
-	if pluginDir == "" {
-		t.Fatal("the slowstart plugin failed to build in an earlier test")
-	}
-	return pluginDir
-}
+// slowstart is the test plugin every extauth here runs.
+const slowstart = "./integration/testdata/plugins/slowstart"
 
 // authConfig is an AuthConfig gatehouse-system.<name> of one slowstart step whose
 // Start waits for the file gate (none when "") and then sleeps delay.
@@ -63,36 +38,6 @@ spec:
 `, name, gate, delay, header, value)
 }
 
-func upstream(name string, addrs ...string) string {
-	var hosts []string
-	for _, a := range addrs {
-		host, port, err := net.SplitHostPort(a)
-		if err != nil {
-			panic(err)
-		}
-		hosts = append(hosts, fmt.Sprintf("{addr: %s, port: %s}", host, port))
-	}
-	return fmt.Sprintf(`apiVersion: core.gatehouse.dev/v1
-kind: Upstream
-metadata: {name: %s, namespace: gatehouse-system}
-spec:
-  static:
-    hosts: [%s]
-`, name, strings.Join(hosts, ", "))
-}
-
-// write writes beside and renames, so no reader sees half a file.
-func write(t *testing.T, dir, name, content string) {
-	t.Helper()
-	tmp := filepath.Join(dir, "."+name+".tmp")
-	if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // extauth is a running `gatehouse extauth` with gRPC clients of its Check and health
 // services and its admin address.
 type extauth struct {
@@ -107,15 +52,11 @@ type extauth struct {
 func startExtauth(t *testing.T, listen string, source ...string) *extauth {
 	t.Helper()
 	e := &extauth{listen: listen, admin: testbin.FreeAddr(t)}
-	args := append([]string{"extauth", "--plugin-dir", plugins(t), "--listen", listen, "--admin-listen", e.admin}, source...)
+	args := append([]string{"extauth", "--plugin-dir", testbin.PluginDir(t, slowstart), "--listen", listen, "--admin-listen", e.admin}, source...)
 	e.proc = testbin.Start(t, []string{"LOG_LEVEL=debug"}, testbin.Gatehouse(t), args...)
 	testbin.WaitTCP(t, e.proc, listen, settle)
 	testbin.WaitTCP(t, e.proc, e.admin, settle)
-	conn, err := grpc.NewClient(listen, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
+	conn := testbin.Dial(t, listen)
 	e.authz, e.health = authv3.NewAuthorizationClient(conn), healthpb.NewHealthClient(conn)
 	return e
 }
@@ -178,36 +119,20 @@ func (e *extauth) check(t *testing.T, configID string, allowed bool) code.Code {
 // checksAllowed is the replica's count of Checks of configID it allowed (its metrics).
 func (e *extauth) checksAllowed(t *testing.T, configID string) int {
 	t.Helper()
-	resp, err := http.Get("http://" + e.admin + "/metrics")
+	n, err := testbin.Metric(e.admin, fmt.Sprintf(`gatehouse_extauth_checks_total{config_id=%q,outcome="allowed"}`, configID))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	prefix := fmt.Sprintf(`gatehouse_extauth_checks_total{config_id=%q,outcome="allowed"} `, configID)
-	for _, line := range strings.Split(string(b), "\n") {
-		if n, ok := strings.CutPrefix(line, prefix); ok {
-			v, err := strconv.ParseFloat(n, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return int(v)
-		}
-	}
-	return 0
+	return int(n)
 }
 
 func httpStatus(t *testing.T, url string) int {
 	t.Helper()
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(url)
+	status, _, err := testbin.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	return resp.StatusCode
+	return status
 }
 
 // startControlPlane runs `gatehouse controlplane` on dir and returns its xDS address.

@@ -24,7 +24,7 @@ const configID = "gatehouse-system.slow"
 // is killed.
 func TestReadinessFromTheControlPlane(t *testing.T) {
 	dir, gate := t.TempDir(), filepath.Join(t.TempDir(), "gate")
-	write(t, dir, "auth_config.yaml", authConfig("slow", gate, ""))
+	testbin.WriteFile(t, filepath.Join(dir, "auth_config.yaml"), authConfig("slow", gate, ""))
 	xdsAddr := testbin.FreeAddr(t)
 	e := startExtauth(t, testbin.FreeAddr(t), "--xds", xdsAddr)
 
@@ -42,7 +42,7 @@ func TestReadinessFromTheControlPlane(t *testing.T) {
 		t.Errorf("with the first state received and not built (-want +got):\n%s", diff)
 	}
 
-	write(t, filepath.Dir(gate), "gate", "")
+	testbin.WriteFile(t, gate, "")
 	expectRightFromFirstServing(t, e)
 
 	cp.Kill()
@@ -58,12 +58,12 @@ func TestReadinessFromTheControlPlane(t *testing.T) {
 // load of the folder is built, then ready, and every Check from then on is right.
 func TestReadinessFromFiles(t *testing.T) {
 	dir, gate := t.TempDir(), filepath.Join(t.TempDir(), "gate")
-	write(t, dir, "auth_config.yaml", authConfig("slow", gate, ""))
+	testbin.WriteFile(t, filepath.Join(dir, "auth_config.yaml"), authConfig("slow", gate, ""))
 	e := startExtauth(t, testbin.FreeAddr(t), "--config", dir)
 	if diff := cmp.Diff(notReady, e.probe(t)); diff != "" {
 		t.Errorf("with the first load not built (-want +got):\n%s", diff)
 	}
-	write(t, filepath.Dir(gate), "gate", "")
+	testbin.WriteFile(t, gate, "")
 	expectRightFromFirstServing(t, e)
 }
 

@@ -49,17 +49,17 @@ func TestRollingRestartBehindTheGateway(t *testing.T) {
 	t.Cleanup(echo.Close)
 	replicas := []string{testbin.FreeAddr(t), testbin.FreeAddr(t)}
 	dir := t.TempDir()
-	write(t, dir, "upstreams.yaml", upstream("echo", echo.Listener.Addr().String())+"---\n"+upstream("extauth", replicas...))
+	testbin.WriteFile(t, filepath.Join(dir, "upstreams.yaml"), testbin.Upstream("echo", echo.Listener.Addr().String())+"---\n"+testbin.Upstream("extauth", replicas...))
 	// A request timeout well above a busy machine's scheduling delays, so a timeout is
 	// not taken for a failure of the rollout.
-	write(t, dir, "settings.yaml", `apiVersion: core.gatehouse.dev/v1
+	testbin.WriteFile(t, filepath.Join(dir, "settings.yaml"), `apiVersion: core.gatehouse.dev/v1
 kind: Settings
 metadata: {name: default, namespace: gatehouse-system}
 spec:
   extauth: {requestTimeout: 5s}
 `)
-	write(t, dir, "auth_config.yaml", authConfig("slow", "", restartConfigDelay))
-	write(t, dir, "virtual_service.yaml", `apiVersion: gateway.gatehouse.dev/v1
+	testbin.WriteFile(t, filepath.Join(dir, "auth_config.yaml"), authConfig("slow", "", restartConfigDelay))
+	testbin.WriteFile(t, filepath.Join(dir, "virtual_service.yaml"), `apiVersion: gateway.gatehouse.dev/v1
 kind: VirtualService
 metadata: {name: default, namespace: gatehouse-system}
 spec:

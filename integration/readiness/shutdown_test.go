@@ -2,6 +2,7 @@ package readiness_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,7 +39,7 @@ func TestSigtermDuringALargeApply(t *testing.T) {
 			for i := range manyConfigs {
 				fmt.Fprintf(&b, "---\n%s", authConfig(fmt.Sprintf("c%04d", i), "", startDelay))
 			}
-			write(t, dir, "auth_configs.yaml", b.String())
+			testbin.WriteFile(t, filepath.Join(dir, "auth_configs.yaml"), b.String())
 			args := []string{"--config", dir}
 			if source == "control plane" {
 				xdsAddr := testbin.FreeAddr(t)
@@ -81,7 +82,7 @@ func TestSigtermDuringALargeApply(t *testing.T) {
 // yet keeps it answering for the whole --shutdown-delay.
 func TestStoppingReplicaFollowsTheControlPlane(t *testing.T) {
 	dir := t.TempDir()
-	write(t, dir, "first.yaml", authConfig("first", "", "0s"))
+	testbin.WriteFile(t, filepath.Join(dir, "first.yaml"), authConfig("first", "", "0s"))
 	xdsAddr := testbin.FreeAddr(t)
 	startControlPlane(t, dir, xdsAddr)
 	e := startExtauth(t, testbin.FreeAddr(t), "--xds", xdsAddr, "--shutdown-delay", "2m")
@@ -100,7 +101,7 @@ func TestStoppingReplicaFollowsTheControlPlane(t *testing.T) {
 		}
 		return nil
 	})
-	write(t, dir, "second.yaml", authConfig("second", "", "0s"))
+	testbin.WriteFile(t, filepath.Join(dir, "second.yaml"), authConfig("second", "", "0s"))
 	testbin.Eventually(t, settle, func() error {
 		if c := e.check(t, "gatehouse-system.second", true); c != code.Code_OK {
 			return fmt.Errorf("Check of the AuthConfig written after SIGTERM: %v, want OK", c)

@@ -11,7 +11,6 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,17 +52,16 @@ func tlsSecretYAML(name string, chain, key []byte) string {
 func TestDevHTTPSRotation(t *testing.T) {
 	dir := t.TempDir()
 	echo, gw, https, ex := testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t), testbin.FreeAddr(t)
-	port := echo[strings.LastIndex(echo, ":")+1:]
 	var vs strings.Builder
-	fmt.Fprintf(&vs, "apiVersion: core.gatehouse.dev/v1\nkind: Upstream\nmetadata: {name: echo, namespace: gatehouse-system}\nspec:\n  static: {hosts: [{addr: 127.0.0.1, port: %s}]}\n", port)
+	vs.WriteString(testbin.Upstream("echo", echo))
 	leaf := map[string]*x509.Certificate{}
 	for _, n := range []string{"app", "other"} {
 		fmt.Fprintf(&vs, "---\napiVersion: gateway.gatehouse.dev/v1\nkind: VirtualService\nmetadata: {name: %s, namespace: gatehouse-system}\nspec:\n  sslConfig: {secretRef: {name: %s-tls}}\n  virtualHost:\n    domains: [%s.example]\n    routes: [{routeAction: {single: {upstream: {name: echo}}}}]\n", n, n, n)
 		c, chain, key := selfSigned(t, n+".example")
 		leaf[n] = c
-		write(t, filepath.Join(dir, n+"-tls.yaml"), tlsSecretYAML(n+"-tls", chain, key))
+		testbin.WriteFile(t, filepath.Join(dir, n+"-tls.yaml"), tlsSecretYAML(n+"-tls", chain, key))
 	}
-	write(t, filepath.Join(dir, "resources.yaml"), vs.String())
+	testbin.WriteFile(t, filepath.Join(dir, "resources.yaml"), vs.String())
 	p := testbin.Start(t, nil, testbin.Gatehouse(t), "dev", "--resources", dir, "--plugin-dir", dir,
 		"--listen", gw, "--https-listen", https, "--extauth-listen", ex, "--echo-listen", echo)
 	testbin.WaitTCP(t, p, https, settle)
@@ -89,7 +87,7 @@ func TestDevHTTPSRotation(t *testing.T) {
 		})
 	}
 	rotated, chain, key := selfSigned(t, "app.example")
-	write(t, filepath.Join(dir, "app-tls.yaml"), tlsSecretYAML("app-tls", chain, key))
+	testbin.WriteFile(t, filepath.Join(dir, "app-tls.yaml"), tlsSecretYAML("app-tls", chain, key))
 	testbin.Eventually(t, settle, func() error {
 		c, err := served("app.example")
 		if err != nil {
@@ -102,16 +100,5 @@ func TestDevHTTPSRotation(t *testing.T) {
 	})
 	if c, err := served("other.example"); err != nil || !c.Equal(leaf["other"]) {
 		t.Errorf("other.example after the rotation of app's certificate: %v", err)
-	}
-}
-
-func write(t *testing.T, path, data string) {
-	t.Helper()
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -55,24 +54,4 @@ func ConsoleSteps(body string) []ConsoleStep {
 		}
 	}
 	return out
-}
-
-var (
-	sampleOnce sync.Once
-	sampleDir  string
-)
-
-// SamplePlugins builds the sample plugin (required_header.so) once per test process
-// into a folder of its own and returns that folder.
-func SamplePlugins(t testing.TB) string {
-	t.Helper()
-	sampleOnce.Do(func() {
-		dir := TempDir(t, "gatehouse-sample-plugins-")
-		Plugin(t, "./plugins/required_header", dir, "required_header.so")
-		sampleDir = dir
-	})
-	if sampleDir == "" {
-		t.Fatal("testbin: the sample plugin failed to build in an earlier test")
-	}
-	return sampleDir
 }

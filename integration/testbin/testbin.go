@@ -1,20 +1,22 @@
 // Package testbin builds and runs the real gatehouse binary and real plugins for
 // end-to-end tests: same toolchain, same flags as `make build` and `make plugins`.
+// It is also the one home of what those tests share around them: free loopback ports
+// (ports.go), processes kept with their output, waits and polls (process.go), the
+// admin endpoints and metrics (admin.go), gRPC connections (dial.go), resource files
+// (resources.go) and the documents' console blocks (docs.go). Package harness starts
+// the third-party parts (an OpenID provider, Redis) on top of it.
 package testbin
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // Root is the repository root (the folder holding go.mod).
@@ -41,7 +43,8 @@ func Root(t testing.TB) string {
 //
 //	func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 //
-// Without it each test process would leave ~180 MB behind in the temporary folder.
+// Without it each test process would leave the binary and plugins it built behind in
+// the temporary folder.
 func Main(m *testing.M) int { return Wrap(m.Run) }
 
 // Wrap is Main for a package whose TestMain already has a runner of its own (an API
@@ -140,6 +143,44 @@ func Plugin(t testing.TB, pkg, dir, name string) string {
 	return out
 }
 
+// pluginDirs are the folders PluginDir built, by the packages built into them ("" for
+// a build that failed).
+var pluginDirs = struct {
+	mu   sync.Mutex
+	dirs map[string]string
+}{dirs: map[string]string{}}
+
+// PluginDir builds the plugin packages pkgs (paths relative to the repository root)
+// once per test process into a folder of their own, each as <its last path
+// element>.so, and returns that folder.
+func PluginDir(t testing.TB, pkgs ...string) string {
+	t.Helper()
+	key := strings.Join(pkgs, " ")
+	pluginDirs.mu.Lock()
+	defer pluginDirs.mu.Unlock()
+	if dir, ok := pluginDirs.dirs[key]; ok {
+		if dir == "" {
+			t.Fatalf("testbin: the plugins %s failed to build in an earlier test", key)
+		}
+		return dir
+	}
+	pluginDirs.dirs[key] = ""
+	// Not "gatehouse-plugins-": extauth removes folders of that name as the plugin
+	// copies of a server that is gone.
+	dir := TempDir(t, "gatehouse-test-plugins-")
+	for _, pkg := range pkgs {
+		Plugin(t, pkg, dir, path.Base(pkg)+".so")
+	}
+	pluginDirs.dirs[key] = dir
+	return dir
+}
+
+// SamplePlugins is the PluginDir of the sample plugin (required_header.so).
+func SamplePlugins(t testing.TB) string {
+	t.Helper()
+	return PluginDir(t, "./plugins/required_header")
+}
+
 func goBuild(root string, args ...string) error {
 	cmd := exec.Command("go", append([]string{"build"}, args...)...)
 	cmd.Dir = root
@@ -148,201 +189,4 @@ func goBuild(root string, args ...string) error {
 		return fmt.Errorf("%w\n%s", err, out)
 	}
 	return nil
-}
-
-// FreeAddr returns a 127.0.0.1 address with a port that was free a moment ago and that
-// no other FreeAddr (or harness.FreePort) of this process returned. The port is below
-// the kernel's ephemeral range (listenBelowEphemeral).
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	addr, err := ports.free(listenBelowEphemeral)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
-// listenBelowEphemeral listens on a random free port below the kernel's ephemeral
-// range. A port of that range ("127.0.0.1:0") may be handed to another process's
-// outgoing connection or listener between FreeAddr's check and the test's own bind
-// (make test runs the integration packages as parallel processes): that failed
-// TestOIDCReplicasShareRedis with "address already in use" once in CI (2026-11-27).
-// Below the range, only another test's FreeAddr picks ports, at random among
-// thousands.
-func listenBelowEphemeral() (net.Listener, error) {
-	low := ephemeralLow()
-	var err error
-	for range 100 {
-		port := max(1024, low-12000) + rand.IntN(min(12000, low-1024))
-		var l net.Listener
-		if l, err = net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
-			return l, nil
-		}
-	}
-	return nil, fmt.Errorf("testbin: no free port below %d: %w", low, err)
-}
-
-// ephemeralLow is the first port of the kernel's ephemeral range (Linux's default,
-// 32768, where it cannot be read).
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 32768
-	}
-	var low, high int
-	if _, err := fmt.Sscan(string(b), &low, &high); err != nil || low <= 2048 {
-		return 32768
-	}
-	return low
-}
-
-// ports are the ports FreeAddr returned in this process. Once its listener is closed,
-// the kernel may hand the same port out again: two of one test's addresses on one port
-// left a process of TestReadmeControlPlaneSession unable to listen, once, in CI.
-var ports = &handedOut{seen: map[int]bool{}}
-
-type handedOut struct {
-	mu   sync.Mutex
-	seen map[int]bool
-}
-
-// free is the address of a listener listen opens (and free closes) on a port not
-// returned before.
-func (h *handedOut) free(listen func() (net.Listener, error)) (string, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for range 1000 {
-		l, err := listen()
-		if err != nil {
-			return "", err
-		}
-		addr := l.Addr().(*net.TCPAddr)
-		l.Close()
-		if !h.seen[addr.Port] {
-			h.seen[addr.Port] = true
-			return addr.String(), nil
-		}
-	}
-	return "", errors.New("testbin: every free port the kernel offered was handed out before")
-}
-
-// Process is a running command whose output is kept for the test log.
-type Process struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
-	mu   sync.Mutex
-	out  bytes.Buffer
-}
-
-// Write collects the process's output.
-func (p *Process) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
-
-// Output is what the process printed so far.
-func (p *Process) Output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
-
-// Start runs bin with args and env (added to this process's environment). The process
-// is stopped with SIGTERM (SIGKILL after 5 s) when the test ends, and its output is
-// logged if the test failed.
-func Start(t testing.TB, env []string, bin string, args ...string) *Process {
-	t.Helper()
-	p := &Process{cmd: exec.Command(bin, args...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = p, p
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("testbin: start %s: %v", bin, err)
-	}
-	done := p.done
-	go func() { _ = p.cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("output of %s:\n%s", filepath.Base(bin), p.Output())
-		}
-	})
-	return p
-}
-
-// Exited reports whether the process has ended.
-func (p *Process) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// WaitTCP waits until addr accepts connections, failing the test after timeout.
-func WaitTCP(t testing.TB, p *Process, addr string, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return
-		}
-		if p != nil && p.Exited() {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if p != nil && p.Exited() {
-		t.Fatalf("testbin: the process exited before %s accepted connections:\n%s", addr, p.Output())
-	}
-	out := ""
-	if p != nil {
-		out = p.Output()
-	}
-	t.Fatalf("testbin: %s not accepting connections after %s\n%s", addr, timeout, out)
-}
-
-// Eventually retries check every 50ms until it returns nil or timeout passes.
-func Eventually(t testing.TB, timeout time.Duration, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = check(); err == nil {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("not reached within %s: %v", timeout, err)
-}
-
-// Kill ends the process with SIGKILL, as a crash would, and waits until it is gone.
-func (p *Process) Kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.done
-}
-
-// Pid is the process's id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
-
-// Signal sends sig to the process.
-func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
-
-// Wait waits until the process has exited, failing the test after timeout.
-func (p *Process) Wait(t testing.TB, timeout time.Duration) {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(timeout):
-		t.Fatalf("testbin: the process did not exit within %s\n%s", timeout, p.Output())
-	}
 }

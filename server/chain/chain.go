@@ -143,8 +143,9 @@ func (c *Chain) Run(ctx context.Context, req *pluginapi.AuthorizationRequest) Ou
 func (r *run) steps() Outcome {
 	c := r.chain
 	merged := &r.merged
-	// Steps are timed on the monotonic clock alone: time.Since of one wall-and-monotonic
-	// reading costs about half of a time.Now (~40 against ~70 ns here).
+	// Steps are timed on the monotonic clock alone, by time.Since of one reading taken
+	// before the first step: time.Since reads the monotonic clock only, less than a
+	// time.Now per step would read.
 	var begun time.Time
 	var last time.Duration
 	if c.OnStep != nil {

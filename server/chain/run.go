@@ -58,11 +58,10 @@ func (r *run) run() {
 }
 
 // A new goroutine starts with a small stack, and a step's calls grow it: the runtime
-// copies the stack as it grows, which cost a Check about as much as its steps (a fifth
-// of the CPU of BenchmarkChain went to runtime.copystack). So runs go to runners,
+// copies the stack as it grows, on every new goroutine again. So runs go to runners,
 // goroutines that keep their grown stacks between runs, as grpc-go's stream workers do.
-// There are at most maxRunners; when none waits, a run gets a goroutine of its own,
-// as every run did before. A runner whose step never returns stays with that step.
+// There are at most maxRunners; when none waits, a run gets a goroutine of its own.
+// A runner whose step never returns stays with that step.
 var (
 	runners    = make(chan *run) // unbuffered: a send succeeds only when a runner waits
 	runnersN   atomic.Int32

@@ -16,7 +16,7 @@ type CookieStore struct {
 	used   *usedSet
 	// memo remembers the sessions opened from recent cookies. A sealed cookie opens
 	// to one session only (AES-GCM authenticates it), so a cookie seen before needs
-	// no base64, AES-GCM or JSON again: that was most of a cookie-session Check.
+	// no base64, AES-GCM or JSON again.
 	memo *sessionMemo
 }
 

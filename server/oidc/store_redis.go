@@ -39,8 +39,8 @@ func NewRedisStore(addrs []string, maxAge time.Duration) *RedisStore {
 	return newRedisStore(addrs, maxAge, true)
 }
 
-// newRedisStore without cache is the store as it was before client-side caching (a
-// GET and a decode per Load), which the benchmarks compare against.
+// newRedisStore without cache is a store with no client-side cache and no memo: every
+// Load is a GET and a decode. Only tests build one, to compare with the cached store.
 func newRedisStore(addrs []string, maxAge time.Duration, cache bool) *RedisStore {
 	r := &RedisStore{conn: newRedisConn(addrs, cache), maxAge: maxAge}
 	if cache {

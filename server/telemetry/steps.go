@@ -28,8 +28,8 @@ func (o *Observer) Build(b server.BuildFunc) server.BuildFunc {
 		if o.decisions != nil {
 			o.decisions.setConfigShare(ctx, c.ID, cfg.DecisionLogSampleRatio)
 		}
-		// A step's latency series is made on its first call: a histogram is ~1.7 kB of
-		// buckets and labels, and of 10,000 configs most may never serve a Check.
+		// A step's latency series is made on its first call: a histogram holds a count
+		// per bucket and its labels, and of many configs most may never serve a Check.
 		hists := make([]atomic.Pointer[prometheus.Observer], len(c.Steps))
 		id, steps := c.ID, c.Steps
 		for i, s := range steps {

@@ -21,9 +21,9 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 )
 
-// MaxMessageSize bounds one xDS response. gRPC's default of 4 MiB is about what the
-// route configuration of 10,000 VirtualServices takes (it is one resource), so the
-// client accepts far more, as Envoy does.
+// MaxMessageSize bounds one xDS response. The route configuration is one resource
+// holding every VirtualService, which gRPC's default of 4 MiB can be too small for, so
+// the client accepts far more, as Envoy does.
 const MaxMessageSize = 256 << 20
 
 // Options configure Run.

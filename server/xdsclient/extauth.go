@@ -22,7 +22,7 @@ import (
 func ExtAuthHandler(reg *server.Registry, status func([]server.Status)) func(string, map[string]*anypb.Any) error {
 	// The client hands on the same *anypb.Any for as long as a resource is unchanged,
 	// so a resource is decoded again only when a response brings a new version: an
-	// edit of one config among 10,000 decodes one, and the registry is given the very
+	// edit of one config decodes that one alone, and the registry is given the very
 	// configs it serves, which it compares by pointer and keeps once.
 	decoded := map[string]decodedConfig{}
 	return func(typeURL string, res map[string]*anypb.Any) error {

@@ -1,6 +1,10 @@
-// Command slowstart is a test plugin whose Start takes its time: it waits until the
-// file named by Gate exists (when set), then sleeps Delay, both until its context ends.
-// A request is allowed when its header Header has the value Value.
+// Command slowstart is a test plugin whose Start takes its time, as one that loads a
+// large policy would: it waits until the file named by Gate exists (when set), then
+// sleeps Delay (when set), both until its context ends.
+//
+// With Header set, a request is allowed when its header Header has the value Value and
+// denied otherwise. Without it, every request is allowed and marked with the request
+// header x-slowstart: allowed, so a test sees that the request came through this step.
 package main
 
 import (
@@ -59,6 +63,9 @@ func (s service) Start(ctx context.Context) error {
 }
 
 func (s service) Authorize(_ context.Context, req *pluginapi.AuthorizationRequest) (*pluginapi.AuthorizationResponse, error) {
+	if s.Header == "" {
+		return pluginapi.Allow().WithRequestHeader("x-slowstart", "allowed"), nil
+	}
 	if v, ok := req.Header(s.Header); ok && v == s.Value {
 		return pluginapi.Allow(), nil
 	}
