@@ -55,14 +55,17 @@ func (s Section) Replace(doc, text string) (string, error) {
 	return doc[:i] + block + doc[j+len(end):], nil
 }
 
-// Result is what one section of a run found: its generated text, and its goals with
-// when and how they were measured, which the goal table is built from.
+// Result is what one section of a run found: its goals with when and how they were
+// measured, which the goal table is built from, and its generated text.
 type Result struct {
-	Section  string
-	Date     string
-	Command  string
-	Goals    []Goal
-	Markdown string `json:"-"`
+	Section string
+	Date    string
+	Command string
+	Goals   []Goal
+	// Text is the section's block in BENCHMARKS.md as written, kept so that the file
+	// can be rebuilt from the stored results without measuring.
+	Text     string `json:",omitempty"`
+	Markdown string `json:"-"` // everything the section wrote, folded parts included
 	Profile  string `json:"-"` // a profile's summary, printed after the section
 }
 
