@@ -119,6 +119,12 @@ func GoalTable(rs []Result) string {
 	return b.String()
 }
 
+// Fold writes text folded under title: the section's block in BENCHMARKS.md links to
+// it, and results/NAME.md holds it (see SplitDetails).
+func Fold(b *strings.Builder, title, text string) {
+	fmt.Fprintf(b, "<details><summary>%s</summary>\n\n%s\n\n</details>\n\n", title, strings.TrimRight(text, "\n"))
+}
+
 // SplitDetails moves the folded tables (<details>…</details>) out of a section's text:
 // it returns the text without them, ending with a link to where they go, and them.
 func SplitDetails(md, link string) (short, details string) {

@@ -102,9 +102,13 @@ func (r *result) markdown(measured string) string {
 		fmt.Fprintf(&b, "A proxy that stops reading (`--xds-stall-timeout %s`): 5 VirtualService edits reached every other proxy in p50 %s, max %s while it stalled; RSS %.0f MB before, %.0f MB after those edits; its stream was dropped %s after it stalled; `gatehouse_xds_dropped_streams_total` %.0f (load average %s).\n\n",
 			s.Limit, benchkit.Ms(benchkit.Percentile(s.Others, 50)), benchkit.Ms(benchkit.Percentile(s.Others, 100)), mb(s.RSSBefore), mb(s.RSSStalled), s.Dropped.Round(100*time.Millisecond), s.DropsMetric, s.Load)
 	}
+	var storms strings.Builder
 	for i, s := range r.Storms {
-		fmt.Fprintf(&b, "Reconnect storm %d: SIGKILL, restart at once, %d clients back to their complete state: first %s (the control plane's start to its first publish, about), p50 %s, p99 %s, max %s; %d with an empty or partial first state (load average %s).\n\n",
+		fmt.Fprintf(&storms, "Reconnect storm %d: SIGKILL, restart at once, %d clients back to their complete state: first %s (the control plane's start to its first publish, about), p50 %s, p99 %s, max %s; %d with an empty or partial first state (load average %s).\n\n",
 			i+1, s.Clients, benchkit.Ms(slices.Min(s.Complete)), benchkit.Ms(benchkit.Percentile(s.Complete, 50)), benchkit.Ms(benchkit.Percentile(s.Complete, 99)), benchkit.Ms(benchkit.Percentile(s.Complete, 100)), s.Partial, s.Load)
+	}
+	if len(r.Storms) > 0 {
+		benchkit.Fold(&b, "Every reconnect storm", storms.String())
 	}
 	return b.String()
 }
