@@ -126,7 +126,8 @@ func Fold(b *strings.Builder, title, text string) {
 }
 
 // SplitDetails moves the folded tables (<details>…</details>) out of a section's text:
-// it returns the text without them, ending with a link to where they go, and them.
+// it returns the text without them, its first paragraph ending with a link to where
+// they go, and them.
 func SplitDetails(md, link string) (short, details string) {
 	var s, d strings.Builder
 	for {
@@ -143,5 +144,9 @@ func SplitDetails(md, link string) (short, details string) {
 	if d.Len() == 0 {
 		return s.String(), ""
 	}
-	return strings.TrimRight(s.String(), "\n") + "\n\nEvery run, round and sample: [" + link + "](" + link + ").\n", d.String()
+	first, rest, _ := strings.Cut(strings.TrimRight(s.String(), "\n"), "\n\n")
+	if rest != "" {
+		rest = "\n\n" + rest
+	}
+	return first + " Every run, round and sample: [" + link + "](" + link + ")." + rest + "\n", d.String()
 }

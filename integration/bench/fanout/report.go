@@ -94,13 +94,17 @@ func (r *result) markdown(measured string) string {
 		rss, _ := r.slope(func(f fleetResult) int64 { return f.RSS })
 		fmt.Fprintf(&b, "Each further client, from %d clients up: %.0f KB of live heap, %.0f KB of RSS (RSS also holds garbage a connecting client leaves, not yet returned to the system).\n\n", r.Fleets[slices.IndexFunc(r.Fleets, func(f fleetResult) bool { return f.Clients >= 50 })].Clients, h/1024, rss/1024)
 	}
+	var memory strings.Builder
 	if c := r.Churn; c != nil && len(c.RSS) > 0 {
-		fmt.Fprintf(&b, "Memory under %d edits in %s (10 a second, kinds in turn, %d clients): RSS first %.0f MB, highest %.0f MB, last %.0f MB (load average %s).\n\n",
+		fmt.Fprintf(&memory, "Memory under %d edits in %s (10 a second, kinds in turn, %d clients): RSS first %.0f MB, highest %.0f MB, last %.0f MB (load average %s).\n\n",
 			c.Edits, c.Duration, r.Fleets[len(r.Fleets)-1].Clients, mb(c.RSS[0]), mb(slices.Max(c.RSS)), mb(c.RSS[len(c.RSS)-1]), c.Load)
 	}
 	if s := r.Stalled; s != nil {
-		fmt.Fprintf(&b, "A proxy that stops reading (`--xds-stall-timeout %s`): 5 VirtualService edits reached every other proxy in p50 %s, max %s while it stalled; RSS %.0f MB before, %.0f MB after those edits; its stream was dropped %s after it stalled; `gatehouse_xds_dropped_streams_total` %.0f (load average %s).\n\n",
+		fmt.Fprintf(&memory, "A proxy that stops reading (`--xds-stall-timeout %s`): 5 VirtualService edits reached every other proxy in p50 %s, max %s while it stalled; RSS %.0f MB before, %.0f MB after those edits; its stream was dropped %s after it stalled; `gatehouse_xds_dropped_streams_total` %.0f (load average %s).\n\n",
 			s.Limit, benchkit.Ms(benchkit.Percentile(s.Others, 50)), benchkit.Ms(benchkit.Percentile(s.Others, 100)), mb(s.RSSBefore), mb(s.RSSStalled), s.Dropped.Round(100*time.Millisecond), s.DropsMetric, s.Load)
+	}
+	if memory.Len() > 0 {
+		benchkit.Fold(&b, "Memory under edits, and a proxy that stops reading", memory.String())
 	}
 	var storms strings.Builder
 	for i, s := range r.Storms {
