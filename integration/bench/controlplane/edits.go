@@ -55,14 +55,14 @@ func (e *Editor) service(j int) int { return (j*7919 + 13) % e.N }
 
 // Measure makes count edits of kind k one after the other, each timed from just before
 // the file is rewritten to its new version arriving.
-func (e *Editor) Measure(ctx context.Context, k Kind, count int, clock benchkit.Clock) (EditSeries, error) {
+func (e *Editor) Measure(ctx context.Context, k Kind, count int) (EditSeries, error) {
 	s := EditSeries{Kind: k}
 	before, err := e.publishMetrics(ctx)
 	if err != nil {
 		return s, err
 	}
 	pid := e.CP.Proc.Pid()
-	cpu, err := benchkit.WatchOthers(clock, pid, os.Getpid())
+	cpu, err := benchkit.WatchOthers(pid, os.Getpid())
 	if err != nil {
 		return s, err
 	}

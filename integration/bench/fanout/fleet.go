@@ -42,7 +42,7 @@ type editSeries struct {
 }
 
 // measureFleet grows the fleet to n clients and times edits of each kind.
-func measureFleet(ctx context.Context, p *plane, clock benchkit.Clock, n int, o Options, version *int) (fleetResult, error) {
+func measureFleet(ctx context.Context, p *plane, n int, o Options, version *int) (fleetResult, error) {
 	f := fleetResult{Clients: n}
 	start := time.Now()
 	// Clients join in batches, as replicas of a rollout do; each batch gets its whole
@@ -77,7 +77,7 @@ func measureFleet(ctx context.Context, p *plane, clock benchkit.Clock, n int, o 
 		for _, c := range p.proxies {
 			c.DecodeRoutes(kind != routesUndecoded)
 		}
-		cpu0, err := clock.Used(p.proc.Pid())
+		cpu0, err := benchkit.CPUUsed(p.proc.Pid())
 		if err != nil {
 			return f, err
 		}
@@ -89,7 +89,7 @@ func measureFleet(ctx context.Context, p *plane, clock benchkit.Clock, n int, o 
 			}
 			s.Last, s.Bytes = append(s.Last, last), append(s.Bytes, bytes)
 		}
-		cpu1, err := clock.Used(p.proc.Pid())
+		cpu1, err := benchkit.CPUUsed(p.proc.Pid())
 		if err != nil {
 			return f, err
 		}

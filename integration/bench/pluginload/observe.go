@@ -98,7 +98,7 @@ func newObserver(pid int, logPath string) (*observer, error) {
 // file it is to open.
 func isSpare(pid, parent int) bool {
 	st, err := benchkit.ReadProcStat(pid)
-	return err == nil && st.PPid == parent && trialArgs(pid) == "spare"
+	return err == nil && st.PPID == parent && trialArgs(pid) == "spare"
 }
 
 // trialArgs is "spare" for `gatehouse plugin __trial --request-stdin` (a spare started
@@ -195,7 +195,7 @@ func (o *observer) scanChildren() {
 				continue
 			}
 			st, err := benchkit.ReadProcStat(p)
-			if err != nil || st.PPid != o.pid || st.State == 'Z' {
+			if err != nil || st.PPID != o.pid || st.State == "Z" {
 				o.known[p] = true
 				continue
 			}
@@ -213,7 +213,7 @@ func (o *observer) scanChildren() {
 			}
 		}
 	default:
-		if st, err := benchkit.ReadProcStat(o.child); err != nil || st.State == 'Z' || st.PPid != o.pid {
+		if st, err := benchkit.ReadProcStat(o.child); err != nil || st.State == "Z" || st.PPID != o.pid {
 			o.child = -1
 			o.record(func(s *observed) { s.TrialEnd = o.since() })
 		}
