@@ -20,20 +20,6 @@ type Section struct {
 func (s Section) start() string { return "<!-- bench:" + s.Name + ":start -->" }
 func (s Section) end() string   { return "<!-- bench:" + s.Name + ":end -->" }
 
-// Update puts text between the markers of s in file, creating the file or adding the
-// section at its end when needed, and leaves everything else as it was.
-func (s Section) Update(file, text string) error {
-	old, err := os.ReadFile(file)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	doc, err := s.Replace(string(old), text)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	return os.WriteFile(file, []byte(doc), 0o644)
-}
-
 // Replace returns doc with text between the markers of s.
 func (s Section) Replace(doc, text string) (string, error) {
 	start, end := s.start(), s.end()
