@@ -9,7 +9,6 @@ import (
 
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsfleet"
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
-	"gatehouse.dev/gatehouse/integration/bench/checkload"
 )
 
 // kinds are the kinds edited, in the order each round edits them.
@@ -147,13 +146,13 @@ func rssOf(p *plane) (int64, error) {
 // liveHeap has the control plane collect (the heap profile's gc=1) and reads what is
 // left: the memory its state and the clients' books hold, without garbage.
 func liveHeap(ctx context.Context, p *plane) (int64, error) {
-	body, err := checkload.Get(ctx, "http://"+p.admin+"/debug/pprof/heap?gc=1")
+	body, err := benchkit.Get(ctx, "http://"+p.admin+"/debug/pprof/heap?gc=1")
 	if err != nil {
 		return 0, err
 	}
 	_, _ = io.Copy(io.Discard, body)
 	body.Close()
-	v, err := metric(ctx, "http://"+p.admin+"/metrics", "go_memstats_heap_alloc_bytes")
+	v, err := benchkit.Metric(ctx, "http://"+p.admin+"/metrics", "go_memstats_heap_alloc_bytes")
 	return int64(v), err
 }
 

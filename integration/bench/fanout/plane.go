@@ -3,7 +3,6 @@ package fanout
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -130,17 +129,6 @@ func (p *plane) close() {
 		c.Close()
 	}
 	p.proxies, p.extauths = nil, nil
-}
-
-// waitPort polls addr until it accepts a connection.
-func waitPort(ctx context.Context, p *benchkit.Proc, addr string) error {
-	return benchkit.Poll(ctx, p, 2*time.Minute, 2*time.Millisecond, func(context.Context) error {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err
-	})
 }
 
 // An edit of service i's resource of kind: the file the controlplane section wrote,

@@ -1,16 +1,12 @@
 package fanout
 
 import (
-	"bufio"
-	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
-	"gatehouse.dev/gatehouse/integration/bench/checkload"
 )
 
 // goals are the section's targets, judged with the largest fleet.
@@ -120,25 +116,3 @@ func (r *result) markdown(measured string) string {
 func p99ms(ds []time.Duration) float64 { return benchkit.Millis(benchkit.Percentile(ds, 99)) }
 
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
-
-// metric sums every sample of name from a Prometheus text endpoint.
-func metric(ctx context.Context, url, name string) (float64, error) {
-	body, err := checkload.Get(ctx, url)
-	if err != nil {
-		return 0, err
-	}
-	defer body.Close()
-	var sum float64
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name) || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum, sc.Err()
-}

@@ -65,7 +65,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		return benchkit.Result{}, err
 	}
 	defer p.close()
-	if err := waitPort(ctx, p.proc, p.xds); err != nil {
+	if err := benchkit.WaitPort(ctx, p.proc, p.xds); err != nil {
 		return benchkit.Result{}, err
 	}
 	version := 0
