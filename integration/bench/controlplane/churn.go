@@ -69,7 +69,7 @@ func (e *Editor) churn(ctx context.Context, rate int, d time.Duration) (*churnRe
 		w, typ, name := e.target(k, i)
 		lastOf[k] = last{w: w, typ: typ, name: name, old: w.Version(typ, name)}
 		e.v++
-		if err := editResource(e.Dir, k, i, e.v); err != nil {
+		if err := EditResource(e.Dir, k, i, e.v); err != nil {
 			return nil, err
 		}
 		res.Edits++

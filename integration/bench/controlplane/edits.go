@@ -73,7 +73,7 @@ func (e *Editor) Measure(ctx context.Context, k Kind, count int) (EditSeries, er
 		v := e.v
 		l, err := xdsbench.MeasureOne(ctx, w, j, xdsbench.Edit{
 			Resource: func(int) (string, string) { return typ, name },
-			Apply:    func(int) error { return editResource(e.Dir, k, i, v) },
+			Apply:    func(int) error { return EditResource(e.Dir, k, i, v) },
 		}, 30*time.Second)
 		if err != nil {
 			if exit := e.CP.Proc.Exited(); exit != nil {
