@@ -52,7 +52,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return benchkit.Result{}, err
 	}
-	res := &result{Rounds: o.Rounds, Pinned: benchkit.CanPin(), LoadAvg: [2]string{loadAvg(), ""}}
+	res := &result{Rounds: o.Rounds, Pinned: benchkit.CanPin(), LoadAvg: [2]string{benchkit.LoadAverage(), ""}}
 	if res.Pinned {
 		release, err := benchkit.PinClients(ctx)
 		if err != nil {
@@ -104,7 +104,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		}
 		benchkit.Progress("observe: round %d/%d done", round, o.Rounds)
 	}
-	res.LoadAvg[1] = loadAvg()
+	res.LoadAvg[1] = benchkit.LoadAverage()
 	// Stopping the traced server sends the spans it still holds; the warm-ups' spans
 	// count too, as the receiver cannot tell them apart.
 	env.Procs.Stop(servers[serverTraced].Proc)
@@ -181,13 +181,4 @@ func countRecords(path string) (int64, error) {
 		return 0, err
 	}
 	return int64(strings.Count(string(b), `"decision":"`)), nil
-}
-
-// loadAvg is the first three fields of /proc/loadavg, or "unknown".
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
-		return strings.Join(f[:3], " ")
-	}
-	return "unknown"
 }
