@@ -200,6 +200,10 @@ func run(ctx context.Context, o options) error {
 	if err := rewrite(o); err != nil {
 		return err
 	}
-	benchkit.Progress("updated %s and %s", o.file, o.results)
+	if o.table {
+		benchkit.Progress("rebuilt %s from %s", o.file, o.results)
+	} else {
+		benchkit.Progress("updated %s and %s", o.file, o.results)
+	}
 	return nil
 }
