@@ -39,9 +39,9 @@ func StartBare(env *benchkit.Env, dir string) (*Server, error) {
 	return s, err
 }
 
-// StartExtauth starts `gatehouse extauth` with args on ServerCPU, on a free port, and
-// with an admin server when admin is set.
-func StartExtauth(env *benchkit.Env, name, logPath string, admin bool, args ...string) (*Server, error) {
+// StartExtauth starts `gatehouse extauth` with args on ServerCPU, on a free port, with
+// extraEnv beside benchkit.ServerEnv, and with an admin server when admin is set.
+func StartExtauth(env *benchkit.Env, name, logPath string, admin bool, extraEnv []string, args ...string) (*Server, error) {
 	addrs, err := benchkit.FreeAddrs(2)
 	if err != nil {
 		return nil, err
@@ -53,7 +53,7 @@ func StartExtauth(env *benchkit.Env, name, logPath string, admin bool, args ...s
 		args = append(args, "--admin-listen", s.Admin)
 	}
 	bin, args := benchkit.Pinned(benchkit.ServerCPU, env.Bins.Gatehouse, args...)
-	s.Proc, err = env.Procs.Start("gatehouse ("+name+")", logPath, benchkit.ServerEnv(), bin, args...)
+	s.Proc, err = env.Procs.Start("gatehouse ("+name+")", logPath, append(benchkit.ServerEnv(), extraEnv...), bin, args...)
 	return s, err
 }
 

@@ -149,7 +149,7 @@ func startServers(ctx context.Context, env *benchkit.Env, dir, otlp string) (map
 			[]string{"--trace-sample-ratio", fmt.Sprint(traceRatio)}},
 		{serverLogged, []string{"OTEL_TRACES_EXPORTER=none"}, []string{"--trace-sample-ratio", "0", "--decision-log", "stdout", "--decision-log-rate", "0"}},
 	} {
-		if servers[s.name], err = startExtauth(env, dir, s.name, s.env, append(common, s.args...)); err != nil {
+		if servers[s.name], err = checkload.StartExtauth(env, s.name, filepath.Join(dir, s.name+".log"), false, s.env, append(common, s.args...)...); err != nil {
 			return nil, err
 		}
 	}
@@ -159,19 +159,6 @@ func startServers(ctx context.Context, env *benchkit.Env, dir, otlp string) (map
 		}
 	}
 	return servers, nil
-}
-
-// startExtauth is checkload.StartExtauth with more environment: `gatehouse extauth`
-// on benchkit.ServerCPU, its output (and decision records) in dir/NAME.log.
-func startExtauth(env *benchkit.Env, dir, name string, extraEnv, args []string) (*checkload.Server, error) {
-	addrs, err := benchkit.FreeAddrs(1)
-	if err != nil {
-		return nil, err
-	}
-	s := &checkload.Server{Name: name, Addr: addrs[0]}
-	bin, argv := benchkit.Pinned(benchkit.ServerCPU, env.Bins.Gatehouse, append([]string{"extauth", "--listen", s.Addr}, args...)...)
-	s.Proc, err = env.Procs.Start("gatehouse ("+name+")", filepath.Join(dir, name+".log"), append(benchkit.ServerEnv(), extraEnv...), bin, argv...)
-	return s, err
 }
 
 // countRecords counts the decision records in a log file.

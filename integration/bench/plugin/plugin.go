@@ -49,7 +49,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, []
 		return benchkit.Result{}, nil, err
 	}
 	defer env.Procs.Stop(bare.Proc)
-	gh, err := checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse.log"), o.Profile != "", "--config", cfg, "--plugin-dir", env.Bins.PluginDir)
+	gh, err := checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse.log"), o.Profile != "", nil, "--config", cfg, "--plugin-dir", env.Bins.PluginDir)
 	if err != nil {
 		return benchkit.Result{}, nil, err
 	}
