@@ -60,7 +60,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		return benchkit.Result{}, err
 	}
 	restore := func() {}
-	if o.Pin && benchkit.CanPin() {
+	if o.Pin {
 		if restore, err = benchkit.PinClients(ctx); err != nil {
 			return benchkit.Result{}, err
 		}

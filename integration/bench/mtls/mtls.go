@@ -89,13 +89,11 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 // compareControlplane starts the control plane on n services in each mode, in turn
 // over rounds, times its start and edits edits of each of mtlsKinds, and stops it.
 func compareControlplane(ctx context.Context, edits, rounds int, env *benchkit.Env, certs string, n int) ([]cpArm, error) {
-	if benchkit.CanPin() {
-		release, err := benchkit.PinClients(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
+	release, err := benchkit.PinClients(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	base := filepath.Join(env.Tmp, fmt.Sprintf("controlplane-mtls-%d", n))
 	dir := filepath.Join(base, "resources")
 	benchkit.Progress("mtls: writing %d VirtualServices, Upstreams and AuthConfigs to %s", n, dir)

@@ -53,13 +53,11 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		return benchkit.Result{}, err
 	}
 	res := &result{Rounds: o.Rounds, Pinned: benchkit.CanPin(), LoadAvg: [2]string{benchkit.LoadAverage(), ""}}
-	if res.Pinned {
-		release, err := benchkit.PinClients(ctx)
-		if err != nil {
-			return benchkit.Result{}, err
-		}
-		defer release()
+	release, err := benchkit.PinClients(ctx)
+	if err != nil {
+		return benchkit.Result{}, err
 	}
+	defer release()
 	recv, err := startReceiver()
 	if err != nil {
 		return benchkit.Result{}, err
