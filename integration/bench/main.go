@@ -7,7 +7,7 @@
 //
 //	go run ./integration/bench                                  # every section
 //	go run ./integration/bench -only devloop -devloop-rounds 5  # one section
-//	go run ./integration/bench -table -write                    # the goal table alone
+//	go run ./integration/bench -table -write                    # BENCHMARKS.md from the stored results
 package main
 
 import (
@@ -74,7 +74,7 @@ func main() {
 	flag.DurationVar(&o.fo.Stall, "fanout-stall-timeout", time.Minute, "fanout: the control plane's --xds-stall-timeout")
 	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls,observe,churn,fanout)")
 	flag.BoolVar(&o.write, "write", false, "update the sections this run measured in -file, their results in -results, and the goal table")
-	flag.BoolVar(&o.table, "table", false, "measure nothing: print (with -write, rewrite) the goal table from the stored results")
+	flag.BoolVar(&o.table, "table", false, "measure nothing: print the goal table from the stored results (with -write, rebuild it and every section's text in -file)")
 	flag.StringVar(&o.file, "file", "", "benchmarks file (default BENCHMARKS.md at the module root)")
 	flag.StringVar(&o.results, "results", "", "folder of the sections' stored results (default integration/bench/results)")
 	flag.Parse()
@@ -186,11 +186,8 @@ func run(ctx context.Context, o options) error {
 	}
 	for _, r := range rs {
 		// The folded tables of every run go beside the result, linked from the section.
-		short, details := benchkit.SplitDetails(r.Markdown, filepath.ToSlash(filepath.Join(rel, r.Section+".md")))
-		i := slices.IndexFunc(sections, func(s benchkit.Section) bool { return s.Name == r.Section })
-		if err := sections[i].Update(o.file, short); err != nil {
-			return err
-		}
+		var details string
+		r.Text, details = benchkit.SplitDetails(r.Markdown, filepath.ToSlash(filepath.Join(rel, r.Section+".md")))
 		if err := benchkit.SaveResult(o.results, r); err != nil {
 			return err
 		}
@@ -200,9 +197,13 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	if err := writeTable(o); err != nil {
+	if err := rewrite(o); err != nil {
 		return err
 	}
-	benchkit.Progress("updated %s and %s", o.file, o.results)
+	if o.table {
+		benchkit.Progress("rebuilt %s from %s", o.file, o.results)
+	} else {
+		benchkit.Progress("updated %s and %s", o.file, o.results)
+	}
 	return nil
 }

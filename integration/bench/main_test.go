@@ -1,8 +1,14 @@
 package main
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 )
 
 func defaults() options {
@@ -45,5 +51,36 @@ func TestOnlySelectsSections(t *testing.T) {
 				t.Errorf("-cp-sizes %q read as %v, want %v", o.cpSizes, o.cpo.Sizes, want)
 			}
 		})
+	}
+}
+
+// TestBenchmarksFileIsGenerated checks that BENCHMARKS.md opens with the goal table and
+// that its generated text is what -table -write writes from the stored results.
+func TestBenchmarksFileIsGenerated(t *testing.T) {
+	b, err := os.ReadFile("../../BENCHMARKS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	if first, goals := strings.Index(doc, "\n## "), strings.Index(doc, "\n## Goals\n\n<!-- bench:goals:start -->"); first < 0 || first != goals {
+		t.Errorf("BENCHMARKS.md does not open with its goal table: its first section should be \"## Goals\" and the table's markers")
+	}
+	rs, err := benchkit.LoadResults("results", tableOrder())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		var goals strings.Builder
+		benchkit.WriteGoals(&goals, r.Goals)
+		if r.Text != "" && !strings.Contains(r.Text, goals.String()) {
+			t.Errorf("results/%s.json: its text does not hold the table of its goals", r.Section)
+		}
+	}
+	want, err := render(doc, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc != want {
+		t.Errorf("BENCHMARKS.md differs from what `go run ./integration/bench -table -write` writes from results/*.json; run it, or fix the text outside the markers:\n%s", cmp.Diff(want, doc))
 	}
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 	"gatehouse.dev/gatehouse/integration/bench/checkload"
@@ -116,13 +118,36 @@ func tableOrder() []string {
 	return append(names, "kube")
 }
 
-// writeTable rebuilds the goal table of o.file from the stored results.
-func writeTable(o options) error {
+// rewrite rebuilds the goal table and every section's text in o.file from the stored results.
+func rewrite(o options) error {
 	rs, err := benchkit.LoadResults(o.results, tableOrder())
 	if err != nil {
 		return err
 	}
-	return goalTable.Update(o.file, benchkit.GoalTable(rs))
+	old, err := os.ReadFile(o.file)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	doc, err := render(string(old), rs)
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.file, err)
+	}
+	return os.WriteFile(o.file, []byte(doc), 0o644)
+}
+
+// render returns doc with the goal table and the text of every section of rs in place.
+func render(doc string, rs []benchkit.Result) (string, error) {
+	var err error
+	for _, r := range rs {
+		i := slices.IndexFunc(sections, func(s benchkit.Section) bool { return s.Name == r.Section })
+		if i < 0 || r.Text == "" { // kubebench stores goals only
+			continue
+		}
+		if doc, err = sections[i].Replace(doc, r.Text); err != nil {
+			return "", err
+		}
+	}
+	return goalTable.Replace(doc, benchkit.GoalTable(rs))
 }
 
 // printTable prints the goal table of this run, or with -table, of the stored results.

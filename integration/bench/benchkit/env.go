@@ -45,7 +45,7 @@ func NewEnv(ctx context.Context, tmp string) (*Env, error) {
 	f := append(strings.Fields(out), "", "", "")
 	e := &Env{Root: root, Tmp: tmp, Date: time.Now().UTC().Format("2006-01-02"),
 		Command: commandLine(os.Args[1:]),
-		CPUs:    runtime.NumCPU(), CPUModel: cpuModel("/proc/cpuinfo"), GoVersion: f[0] + " " + f[1] + "/" + f[2]}
+		CPUs:    runtime.NumCPU(), CPUModel: cpuModel(), GoVersion: f[0] + " " + f[1] + "/" + f[2]}
 	e.Bins = Binaries{Gatehouse: filepath.Join(tmp, "gatehouse"), Bare: filepath.Join(tmp, "bareserver"), PluginDir: filepath.Join(tmp, "plugins")}
 	Progress("building gatehouse, the required_header plugin and bareserver")
 	for _, args := range [][]string{

@@ -20,20 +20,6 @@ type Section struct {
 func (s Section) start() string { return "<!-- bench:" + s.Name + ":start -->" }
 func (s Section) end() string   { return "<!-- bench:" + s.Name + ":end -->" }
 
-// Update puts text between the markers of s in file, creating the file or adding the
-// section at its end when needed, and leaves everything else as it was.
-func (s Section) Update(file, text string) error {
-	old, err := os.ReadFile(file)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	doc, err := s.Replace(string(old), text)
-	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	return os.WriteFile(file, []byte(doc), 0o644)
-}
-
 // Replace returns doc with text between the markers of s.
 func (s Section) Replace(doc, text string) (string, error) {
 	start, end := s.start(), s.end()
@@ -55,14 +41,17 @@ func (s Section) Replace(doc, text string) (string, error) {
 	return doc[:i] + block + doc[j+len(end):], nil
 }
 
-// Result is what one section of a run found: its generated text, and its goals with
-// when and how they were measured, which the goal table is built from.
+// Result is what one section of a run found: its goals with when and how they were
+// measured, which the goal table is built from, and its generated text.
 type Result struct {
-	Section  string
-	Date     string
-	Command  string
-	Goals    []Goal
-	Markdown string `json:"-"`
+	Section string
+	Date    string
+	Command string
+	Goals   []Goal
+	// Text is the section's block in BENCHMARKS.md as written, kept so that the file
+	// can be rebuilt from the stored results without measuring.
+	Text     string `json:",omitempty"`
+	Markdown string `json:"-"` // everything the section wrote, folded parts included
 	Profile  string `json:"-"` // a profile's summary, printed after the section
 }
 
@@ -116,8 +105,15 @@ func GoalTable(rs []Result) string {
 	return b.String()
 }
 
+// Fold writes text folded under title: the section's block in BENCHMARKS.md links to
+// it, and results/NAME.md holds it (see SplitDetails).
+func Fold(b *strings.Builder, title, text string) {
+	fmt.Fprintf(b, "<details><summary>%s</summary>\n\n%s\n\n</details>\n\n", title, strings.TrimRight(text, "\n"))
+}
+
 // SplitDetails moves the folded tables (<details>…</details>) out of a section's text:
-// it returns the text without them, ending with a link to where they go, and them.
+// it returns the text without them, its first paragraph ending with a link to where
+// they go, and them.
 func SplitDetails(md, link string) (short, details string) {
 	var s, d strings.Builder
 	for {
@@ -134,5 +130,9 @@ func SplitDetails(md, link string) (short, details string) {
 	if d.Len() == 0 {
 		return s.String(), ""
 	}
-	return strings.TrimRight(s.String(), "\n") + "\n\nEvery run, round and sample: [" + link + "](" + link + ").\n", d.String()
+	first, rest, _ := strings.Cut(strings.TrimRight(s.String(), "\n"), "\n\n")
+	if rest != "" {
+		rest = "\n\n" + rest
+	}
+	return first + " Every run, round and sample: [" + link + "](" + link + ")." + rest + "\n", d.String()
 }

@@ -64,9 +64,9 @@ func TestSectionReplaceIsStable(t *testing.T) {
 }
 
 func TestSplitDetails(t *testing.T) {
-	md := "| a |\n\n<details><summary>Every run</summary>\n\n| 1 |\n\n</details>\n\ntext\n\n<details><summary>Every start</summary>\n\n| 2 |\n</details>\n"
+	md := "Measured.\n\n| a |\n\n<details><summary>Every run</summary>\n\n| 1 |\n\n</details>\n\ntext\n\n<details><summary>Every start</summary>\n\n| 2 |\n</details>\n"
 	short, details := SplitDetails(md, "r/x.md")
-	if want := "| a |\n\ntext\n\nEvery run, round and sample: [r/x.md](r/x.md).\n"; short != want {
+	if want := "Measured. Every run, round and sample: [r/x.md](r/x.md).\n\n| a |\n\ntext\n"; short != want {
 		t.Errorf("short =\n%q\nwant\n%q", short, want)
 	}
 	if want := "<details><summary>Every run</summary>\n\n| 1 |\n\n</details>\n\n<details><summary>Every start</summary>\n\n| 2 |\n</details>\n\n"; details != want {

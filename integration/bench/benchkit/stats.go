@@ -26,17 +26,6 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 	return s[max(0, min(rank, len(s)-1))]
 }
 
-// CountAtLeast is how many of ds are limit or more.
-func CountAtLeast(ds []time.Duration, limit time.Duration) int {
-	n := 0
-	for _, d := range ds {
-		if d >= limit {
-			n++
-		}
-	}
-	return n
-}
-
 // MedianInterval is a distribution-free confidence interval of the median of xs: the
 // k-th smallest and k-th largest of them, with the largest k whose coverage
 // (1 − 2·P(Binomial(n, ½) < k)) is at least 95 %, or k = 1 when none is (five rounds

@@ -37,7 +37,6 @@ type Options struct {
 type Loader struct {
 	Options
 	ghz, dir string
-	clock    benchkit.Clock
 	data     map[string]string // request file by workload name
 	unpinned bool              // ghz wherever the kernel puts it
 }
@@ -48,11 +47,7 @@ func NewLoader(ctx context.Context, env *benchkit.Env, dir string, o Options) (*
 	if err != nil {
 		return nil, err
 	}
-	clock, err := benchkit.NewClock(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &Loader{Options: o, ghz: ghz, dir: dir, clock: clock, data: map[string]string{}}, nil
+	return &Loader{Options: o, ghz: ghz, dir: dir, data: map[string]string{}}, nil
 }
 
 // Phase is what one Measure loads: a base server and the one compared with it, the
@@ -174,7 +169,7 @@ func (l *Loader) measureOne(ctx context.Context, srv *Server, load string, compa
 	for _, c := range companions {
 		pids = append(pids, c.Pid)
 	}
-	w, err := benchkit.WatchOthers(l.clock, pids...)
+	w, err := benchkit.WatchOthers(pids...)
 	if err != nil {
 		return Measurement{}, err
 	}

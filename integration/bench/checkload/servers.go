@@ -3,8 +3,6 @@ package checkload
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,9 +39,9 @@ func StartBare(env *benchkit.Env, dir string) (*Server, error) {
 	return s, err
 }
 
-// StartExtauth starts `gatehouse extauth` with args on ServerCPU, on a free port, and
-// with an admin server when admin is set.
-func StartExtauth(env *benchkit.Env, name, logPath string, admin bool, args ...string) (*Server, error) {
+// StartExtauth starts `gatehouse extauth` with args on ServerCPU, on a free port, with
+// extraEnv beside benchkit.ServerEnv, and with an admin server when admin is set.
+func StartExtauth(env *benchkit.Env, name, logPath string, admin bool, extraEnv []string, args ...string) (*Server, error) {
 	addrs, err := benchkit.FreeAddrs(2)
 	if err != nil {
 		return nil, err
@@ -55,7 +53,7 @@ func StartExtauth(env *benchkit.Env, name, logPath string, admin bool, args ...s
 		args = append(args, "--admin-listen", s.Admin)
 	}
 	bin, args := benchkit.Pinned(benchkit.ServerCPU, env.Bins.Gatehouse, args...)
-	s.Proc, err = env.Procs.Start("gatehouse ("+name+")", logPath, benchkit.ServerEnv(), bin, args...)
+	s.Proc, err = env.Procs.Start("gatehouse ("+name+")", logPath, append(benchkit.ServerEnv(), extraEnv...), bin, args...)
 	return s, err
 }
 
@@ -120,7 +118,7 @@ func (l *Loader) Profile(ctx context.Context, gh *Server, load, file string) (st
 	case <-ctx.Done():
 	case <-time.After(time.Second):
 	}
-	perr := FetchProfile(ctx, "http://"+gh.Admin+"/debug/pprof/profile?seconds="+strconv.Itoa(seconds), file)
+	perr := benchkit.FetchProfile(ctx, "http://"+gh.Admin+"/debug/pprof/profile?seconds="+strconv.Itoa(seconds), file)
 	if err := <-errc; err != nil {
 		return "", err
 	}
@@ -142,41 +140,6 @@ func (l *Loader) ProfileText(ctx context.Context, gh *Server, load, what, file s
 		return "", err
 	}
 	return fmt.Sprintf("CPU profile of gatehouse under %s load (%s):\n\n%s", what, file, top), nil
-}
-
-// FetchProfile writes what url answers to file.
-func FetchProfile(ctx context.Context, url, file string) error {
-	body, err := Get(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer body.Close()
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// Get is the body of url when it answers 200.
-func Get(ctx context.Context, url string) (io.ReadCloser, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetching %s: %w", url, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		return nil, fmt.Errorf("fetching %s: %s", url, resp.Status)
-	}
-	return resp.Body, nil
 }
 
 // ChainYAML is an AuthConfig name with steps required_header steps, each allowing

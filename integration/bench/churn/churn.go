@@ -60,7 +60,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		return benchkit.Result{}, err
 	}
 	restore := func() {}
-	if o.Pin && benchkit.CanPin() {
+	if o.Pin {
 		if restore, err = benchkit.PinClients(ctx); err != nil {
 			return benchkit.Result{}, err
 		}
@@ -110,6 +110,8 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	var b strings.Builder
 	b.WriteString(env.Measured(fmt.Sprintf(", load average %s before the churn and %s after (1, 5, 15 min)", loadBefore, loadAfter)))
 	benchkit.WriteGoals(&b, goals)
-	b.WriteString(run.Summary(30))
+	summary, worst, _ := strings.Cut(run.Summary(30), "Worst cases (")
+	b.WriteString(summary)
+	benchkit.Fold(&b, "Worst cases", "Worst cases ("+worst)
 	return benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: goals, Markdown: b.String()}, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsbench"
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 )
 
 // churnResult is the control plane's memory under a steady stream of edits.
@@ -37,11 +38,11 @@ func (e *Editor) churn(ctx context.Context, rate int, d time.Duration) (*churnRe
 		if err != nil {
 			return err
 		}
-		m, err := metric(ctx, "http://"+e.CP.admin+"/metrics", "go_memstats_heap_inuse_bytes")
+		heap, err := benchkit.Metric(ctx, "http://"+e.CP.admin+"/metrics", "go_memstats_heap_inuse_bytes")
 		if err != nil {
 			return err
 		}
-		res.Samples = append(res.Samples, memSample{At: at, RSS: r, Heap: int64(m["go_memstats_heap_inuse_bytes"])})
+		res.Samples = append(res.Samples, memSample{At: at, RSS: r, Heap: int64(heap)})
 		return nil
 	}
 	if err := sample(0); err != nil {
@@ -68,7 +69,7 @@ func (e *Editor) churn(ctx context.Context, rate int, d time.Duration) (*churnRe
 		w, typ, name := e.target(k, i)
 		lastOf[k] = last{w: w, typ: typ, name: name, old: w.Version(typ, name)}
 		e.v++
-		if err := editResource(e.Dir, k, i, e.v); err != nil {
+		if err := EditResource(e.Dir, k, i, e.v); err != nil {
 			return nil, err
 		}
 		res.Edits++

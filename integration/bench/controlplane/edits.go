@@ -55,14 +55,14 @@ func (e *Editor) service(j int) int { return (j*7919 + 13) % e.N }
 
 // Measure makes count edits of kind k one after the other, each timed from just before
 // the file is rewritten to its new version arriving.
-func (e *Editor) Measure(ctx context.Context, k Kind, count int, clock benchkit.Clock) (EditSeries, error) {
+func (e *Editor) Measure(ctx context.Context, k Kind, count int) (EditSeries, error) {
 	s := EditSeries{Kind: k}
-	before, err := e.publishMetrics(ctx)
+	before, err := e.publishSeconds(ctx)
 	if err != nil {
 		return s, err
 	}
 	pid := e.CP.Proc.Pid()
-	cpu, err := benchkit.WatchOthers(clock, pid, os.Getpid())
+	cpu, err := benchkit.WatchOthers(pid, os.Getpid())
 	if err != nil {
 		return s, err
 	}
@@ -73,7 +73,7 @@ func (e *Editor) Measure(ctx context.Context, k Kind, count int, clock benchkit.
 		v := e.v
 		l, err := xdsbench.MeasureOne(ctx, w, j, xdsbench.Edit{
 			Resource: func(int) (string, string) { return typ, name },
-			Apply:    func(int) error { return editResource(e.Dir, k, i, v) },
+			Apply:    func(int) error { return EditResource(e.Dir, k, i, v) },
 		}, 30*time.Second)
 		if err != nil {
 			if exit := e.CP.Proc.Exited(); exit != nil {
@@ -88,15 +88,15 @@ func (e *Editor) Measure(ctx context.Context, k Kind, count int, clock benchkit.
 		return s, err
 	}
 	s.OtherCPU, s.CPU = others, used[0]/time.Duration(count)
-	after, err := e.publishMetrics(ctx)
+	after, err := e.publishSeconds(ctx)
 	if err != nil {
 		return s, err
 	}
-	sum := after["gatehouse_xds_publish_seconds_sum"] - before["gatehouse_xds_publish_seconds_sum"]
-	s.Publish = time.Duration(sum / float64(count) * float64(time.Second))
+	s.Publish = time.Duration((after - before) / float64(count) * float64(time.Second))
 	return s, nil
 }
 
-func (e *Editor) publishMetrics(ctx context.Context) (map[string]float64, error) {
-	return metric(ctx, "http://"+e.CP.admin+"/metrics", "gatehouse_xds_publish_seconds_sum", "gatehouse_xds_publish_seconds_count")
+// publishSeconds is the control plane's time in xds.Server.Publish so far.
+func (e *Editor) publishSeconds(ctx context.Context) (float64, error) {
+	return benchkit.Metric(ctx, "http://"+e.CP.admin+"/metrics", "gatehouse_xds_publish_seconds_sum")
 }

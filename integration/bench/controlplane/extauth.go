@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
-	"gatehouse.dev/gatehouse/integration/bench/checkload"
 )
 
 // extauthResult is an extauth server fed every AuthConfig by the control plane.
@@ -61,14 +60,13 @@ func runExtauthXDS(ctx context.Context, env *benchkit.Env, cp *Plane, n int, log
 	if res.RSSSettled, err = rss(pid); err != nil {
 		return nil, err
 	}
-	const inuse = "go_memstats_heap_inuse_bytes"
-	m, err := metric(ctx, "http://"+addrs[1]+"/metrics", inuse)
+	heap, err := benchkit.Metric(ctx, "http://"+addrs[1]+"/metrics", "go_memstats_heap_inuse_bytes")
 	if err != nil {
 		return nil, fmt.Errorf("extauth: %w", err)
 	}
-	res.HeapInuse = int64(m[inuse])
+	res.HeapInuse = int64(heap)
 	if heapProfile != "" {
-		if err := checkload.FetchProfile(ctx, "http://"+addrs[1]+"/debug/pprof/heap", heapProfile); err != nil {
+		if err := benchkit.FetchProfile(ctx, "http://"+addrs[1]+"/debug/pprof/heap", heapProfile); err != nil {
 			return nil, fmt.Errorf("extauth: heap profile: %w", err)
 		}
 	}
@@ -77,7 +75,7 @@ func runExtauthXDS(ctx context.Context, env *benchkit.Env, cp *Plane, n int, log
 
 // acceptedConfigs counts the generated configs an extauth admin server says it serves.
 func acceptedConfigs(ctx context.Context, url string) (int, error) {
-	body, err := checkload.Get(ctx, url)
+	body, err := benchkit.Get(ctx, url)
 	if err != nil {
 		return 0, err
 	}

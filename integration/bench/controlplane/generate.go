@@ -118,9 +118,9 @@ func WriteResources(dir string, n int) error {
 	return nil
 }
 
-// editResource rewrites service i's resource of kind k with value v, atomically (a
+// EditResource rewrites service i's resource of kind k with value v, atomically (a
 // hidden temporary file renamed over it), so the control plane never reads half a file.
-func editResource(dir string, k Kind, i, v int) error {
+func EditResource(dir string, k Kind, i, v int) error {
 	tmp := filepath.Join(dir, ".edit.tmp")
 	if err := os.WriteFile(tmp, []byte(k.yaml(i, v)), 0o644); err != nil {
 		return err

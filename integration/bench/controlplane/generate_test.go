@@ -22,7 +22,7 @@ func TestGeneratedResourcesAreAccepted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range Kinds {
-		if err := editResource(dir, k, 1, 7); err != nil {
+		if err := EditResource(dir, k, 1, 7); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,19 +1,13 @@
 package controlplane
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsbench"
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
-	"gatehouse.dev/gatehouse/integration/bench/checkload"
 )
 
 // Plane is a running `gatehouse controlplane` and the two ADS clients
@@ -46,7 +40,7 @@ func startControlplane(ctx context.Context, env *benchkit.Env, dir, logPath stri
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := waitPort(wctx, cp.Proc, cp.xds); err != nil {
+	if err := benchkit.WaitPort(wctx, cp.Proc, cp.xds); err != nil {
 		return nil, err
 	}
 	if cp.extauth, err = cp.watch(ctx, link, xds.RoleExtauth, xds.ExtAuthConfigType); err != nil {
@@ -112,41 +106,8 @@ func (cp *Plane) Close() {
 	}
 }
 
-// waitPort polls addr until it accepts a connection (a gRPC client that finds it
-// closed would back off for a second, which would count in the start time).
-func waitPort(ctx context.Context, p *benchkit.Proc, addr string) error {
-	return benchkit.Poll(ctx, p, 2*time.Minute, 2*time.Millisecond, func(context.Context) error {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err
-	})
-}
-
 // rss is the resident set size of pid, from /proc/<pid>/status.
 func rss(pid int) (int64, error) {
 	st, err := benchkit.ReadMem(pid)
 	return st.RSS, err
-}
-
-// metric reads the first sample of each name from a Prometheus text endpoint.
-func metric(ctx context.Context, url string, names ...string) (map[string]float64, error) {
-	body, err := checkload.Get(ctx, url)
-	if err != nil {
-		return nil, err
-	}
-	defer body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, value, _ := strings.Cut(sc.Text(), " ")
-		if _, seen := out[name]; !seen && slices.Contains(names, name) {
-			if v, err := strconv.ParseFloat(value, 64); err == nil {
-				out[name] = v
-			}
-		}
-	}
-	return out, sc.Err()
 }

@@ -66,23 +66,26 @@ func (c *cpResult) markdown(measured string) string {
 		fmt.Fprintf(&b, "| %d | %s | %s | %s | %.0f%% | %s (%s) | %s | %s |\n", s.N, MsShort(s.ReadyExtauth), MsShort(s.ReadyProxy),
 			MsShort(s.CPUReady), 100*s.OtherReady, MB(s.RSSReady), MB(s.FileReady), MB(s.PeakReady), MB(s.RSSEdited))
 	}
-	b.WriteString("\n<details><summary>Every start</summary>\n\n| services | start | ready: extauth | ready: proxy | control plane CPU until ready | others | peak RSS until ready |\n|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, s := range c.Scales {
-		for i, st := range s.Starts {
-			fmt.Fprintf(&b, "| %d | %d | %s | %s | %s | %.0f%% | %s |\n", s.N, i+1, MsShort(st.ReadyExtauth), MsShort(st.ReadyProxy),
-				MsShort(st.CPUReady), 100*st.OtherReady, MB(st.PeakReady))
-		}
-	}
-	b.WriteString("\n</details>\n")
-	b.WriteString("\n| services | edit | edits | p50 | p99 | max | control plane CPU per edit | Publish per edit | others |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, s := range c.Scales {
-		for _, e := range s.Edits {
-			l := e.Latencies
-			fmt.Fprintf(&b, "| %d | %s | %d | %s | %s | %s | %s | %s | %.0f%% |\n", s.N, e.Kind, len(l),
-				MsShort(l.Percentile(50)), MsShort(l.Percentile(99)), MsShort(l.Percentile(100)), MsShort(e.CPU), MsShort(e.Publish), 100*e.OtherCPU)
-		}
-	}
 	b.WriteString("\n")
+	var st strings.Builder
+	st.WriteString("| services | start | ready: extauth | ready: proxy | control plane CPU until ready | others | peak RSS until ready |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range c.Scales {
+		for i, one := range s.Starts {
+			fmt.Fprintf(&st, "| %d | %d | %s | %s | %s | %.0f%% | %s |\n", s.N, i+1, MsShort(one.ReadyExtauth), MsShort(one.ReadyProxy),
+				MsShort(one.CPUReady), 100*one.OtherReady, MB(one.PeakReady))
+		}
+	}
+	benchkit.Fold(&b, "Every start", st.String())
+	var e strings.Builder
+	e.WriteString("| services | edit | edits | p50 | p99 | max | control plane CPU per edit | Publish per edit | others |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, s := range c.Scales {
+		for _, ed := range s.Edits {
+			l := ed.Latencies
+			fmt.Fprintf(&e, "| %d | %s | %d | %s | %s | %s | %s | %s | %.0f%% |\n", s.N, ed.Kind, len(l),
+				MsShort(l.Percentile(50)), MsShort(l.Percentile(99)), MsShort(l.Percentile(100)), MsShort(ed.CPU), MsShort(ed.Publish), 100*ed.OtherCPU)
+		}
+	}
+	benchkit.Fold(&b, "Edits of each kind, per size", e.String())
 	if ch := c.Churn; ch != nil {
 		b.WriteString(ch.markdown(c.Scales[len(c.Scales)-1].N))
 	}

@@ -77,12 +77,8 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		return benchkit.Result{}, err
 	}
 	defer release()
-	clock, err := benchkit.NewClock(ctx)
-	if err != nil {
-		return benchkit.Result{}, err
-	}
 	for idx, n := range o.Sizes {
-		sc, err := measureScale(ctx, o, env, n, idx == len(o.Sizes)-1, clock, res)
+		sc, err := measureScale(ctx, o, env, n, idx == len(o.Sizes)-1, res)
 		if err != nil {
 			return benchkit.Result{}, fmt.Errorf("controlplane at %d services: %w", n, err)
 		}
@@ -100,7 +96,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	return r, nil
 }
 
-func measureScale(ctx context.Context, o Options, env *benchkit.Env, n int, largest bool, clock benchkit.Clock, res *cpResult) (cpScale, error) {
+func measureScale(ctx context.Context, o Options, env *benchkit.Env, n int, largest bool, res *cpResult) (cpScale, error) {
 	sc := cpScale{N: n}
 	base := filepath.Join(env.Tmp, fmt.Sprintf("controlplane-%d", n))
 	dir := filepath.Join(base, "resources")
@@ -114,7 +110,7 @@ func measureScale(ctx context.Context, o Options, env *benchkit.Env, n int, larg
 	// judged. The last one goes on with the edits.
 	var cp *Plane
 	for i := range o.Starts {
-		st, p, err := TimeStart(ctx, env, dir, filepath.Join(env.Tmp, fmt.Sprintf("controlplane-%d-%d.log", n, i+1)), n, clock, Link{})
+		st, p, err := TimeStart(ctx, env, dir, filepath.Join(env.Tmp, fmt.Sprintf("controlplane-%d-%d.log", n, i+1)), n, Link{})
 		if err != nil {
 			return sc, err
 		}
@@ -134,7 +130,7 @@ func measureScale(ctx context.Context, o Options, env *benchkit.Env, n int, larg
 	pid := cp.Proc.Pid()
 	ed := &Editor{Dir: dir, N: n, CP: cp}
 	for _, k := range Kinds {
-		s, err := ed.Measure(ctx, k, o.Edits, clock)
+		s, err := ed.Measure(ctx, k, o.Edits)
 		if err != nil {
 			return sc, err
 		}
@@ -169,9 +165,9 @@ func measureScale(ctx context.Context, o Options, env *benchkit.Env, n int, larg
 
 // TimeStart starts the control plane on dir, its clients connecting as link says, and
 // measures its start; the process is left running, with its clients.
-func TimeStart(ctx context.Context, env *benchkit.Env, dir, logPath string, n int, clock benchkit.Clock, link Link) (StartFigures, *Plane, error) {
+func TimeStart(ctx context.Context, env *benchkit.Env, dir, logPath string, n int, link Link) (StartFigures, *Plane, error) {
 	var st StartFigures
-	others, err := benchkit.WatchOthers(clock, os.Getpid())
+	others, err := benchkit.WatchOthers(os.Getpid())
 	if err != nil {
 		return st, nil, err
 	}
@@ -183,7 +179,7 @@ func TimeStart(ctx context.Context, env *benchkit.Env, dir, logPath string, n in
 	err = func() error {
 		pid := cp.Proc.Pid()
 		var err error
-		if st.CPUReady, err = clock.Used(pid); err != nil {
+		if st.CPUReady, err = benchkit.CPUUsed(pid); err != nil {
 			return err
 		}
 		if st.OtherReady, err = others.Others(st.CPUReady); err != nil {

@@ -61,7 +61,8 @@ func writeModule(b *strings.Builder, m module, saves []save) {
 	fmt.Fprintf(b, "**%s**, %d saves of `%s` (%d built by replaying the last go build's compile and link): of the median save → serving (%s), the build is %.0f %% (%s) and the check %.0f %% (%s).\n\n",
 		m.name, len(saves), m.file, replayed, benchkit.Ms(serving), 100*float64(build)/float64(serving), benchkit.Ms(build),
 		100*float64(check)/float64(serving), benchkit.Ms(check))
-	benchkit.WriteDurations(b, "from the save to", []benchkit.Row{
+	var t strings.Builder
+	benchkit.WriteDurations(&t, "from the save to", []benchkit.Row{
 		{Label: "build started", Of: of(func(s save) time.Duration { return s.Building })},
 		{Label: "built and checked", Of: of(func(s save) time.Duration { return s.Built })},
 		{Label: "opened by extauth", Of: of(func(s save) time.Duration { return s.Opened })},
@@ -69,6 +70,7 @@ func writeModule(b *strings.Builder, m module, saves []save) {
 		{Label: "*of which the build* (compile and link)", Of: of(func(s save) time.Duration { return s.GoBuild })},
 		{Label: "*of which the check* (pre-flight and trial load)", Of: of(func(s save) time.Duration { return s.Check })},
 	})
+	benchkit.Fold(b, "From the save to serving, the "+m.name, t.String())
 	fmt.Fprintf(b, "<details><summary>Every save of the %s</summary>\n\n", m.name)
 	b.WriteString("| save | build started | built and checked | opened | serving | build | check |\n|---:|---:|---:|---:|---:|---:|---:|\n")
 	for i, s := range saves {

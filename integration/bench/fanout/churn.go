@@ -2,8 +2,9 @@ package fanout
 
 import (
 	"context"
-	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 	"time"
+
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 )
 
 // churnResult is the control plane's memory under a steady stream of edits.

@@ -9,7 +9,6 @@ import (
 
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsfleet"
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
-	"gatehouse.dev/gatehouse/integration/bench/checkload"
 )
 
 // kinds are the kinds edited, in the order each round edits them.
@@ -42,7 +41,7 @@ type editSeries struct {
 }
 
 // measureFleet grows the fleet to n clients and times edits of each kind.
-func measureFleet(ctx context.Context, p *plane, clock benchkit.Clock, n int, o Options, version *int) (fleetResult, error) {
+func measureFleet(ctx context.Context, p *plane, n int, o Options, version *int) (fleetResult, error) {
 	f := fleetResult{Clients: n}
 	start := time.Now()
 	// Clients join in batches, as replicas of a rollout do; each batch gets its whole
@@ -77,7 +76,7 @@ func measureFleet(ctx context.Context, p *plane, clock benchkit.Clock, n int, o 
 		for _, c := range p.proxies {
 			c.DecodeRoutes(kind != routesUndecoded)
 		}
-		cpu0, err := clock.Used(p.proc.Pid())
+		cpu0, err := benchkit.CPUUsed(p.proc.Pid())
 		if err != nil {
 			return f, err
 		}
@@ -89,7 +88,7 @@ func measureFleet(ctx context.Context, p *plane, clock benchkit.Clock, n int, o 
 			}
 			s.Last, s.Bytes = append(s.Last, last), append(s.Bytes, bytes)
 		}
-		cpu1, err := clock.Used(p.proc.Pid())
+		cpu1, err := benchkit.CPUUsed(p.proc.Pid())
 		if err != nil {
 			return f, err
 		}
@@ -147,13 +146,13 @@ func rssOf(p *plane) (int64, error) {
 // liveHeap has the control plane collect (the heap profile's gc=1) and reads what is
 // left: the memory its state and the clients' books hold, without garbage.
 func liveHeap(ctx context.Context, p *plane) (int64, error) {
-	body, err := checkload.Get(ctx, "http://"+p.admin+"/debug/pprof/heap?gc=1")
+	body, err := benchkit.Get(ctx, "http://"+p.admin+"/debug/pprof/heap?gc=1")
 	if err != nil {
 		return 0, err
 	}
 	_, _ = io.Copy(io.Discard, body)
 	body.Close()
-	v, err := metric(ctx, "http://"+p.admin+"/metrics", "go_memstats_heap_alloc_bytes")
+	v, err := benchkit.Metric(ctx, "http://"+p.admin+"/metrics", "go_memstats_heap_alloc_bytes")
 	return int64(v), err
 }
 

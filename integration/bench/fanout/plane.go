@@ -3,17 +3,14 @@ package fanout
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"syscall"
 	"time"
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsfleet"
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+	"gatehouse.dev/gatehouse/integration/bench/controlplane"
 )
 
 // plane is a `gatehouse controlplane` process pinned to benchkit.ServerCPU, on a
@@ -132,48 +129,13 @@ func (p *plane) close() {
 	p.proxies, p.extauths = nil, nil
 }
 
-// waitPort polls addr until it accepts a connection.
-func waitPort(ctx context.Context, p *benchkit.Proc, addr string) error {
-	return benchkit.Poll(ctx, p, 2*time.Minute, 2*time.Millisecond, func(context.Context) error {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-		}
-		return err
-	})
-}
-
-// An edit of service i's resource of kind: the file the controlplane section wrote,
-// with one value changed, renamed over the old one so it is never read half written.
-var editOf = map[string]struct {
-	file string
-	re   *regexp.Regexp
-	with func(v int) string
-}{
-	"AuthConfig":     {"authconfig-%05d.yaml", regexp.MustCompile(`AllowedValues: \[v\d+\]`), func(v int) string { return "AllowedValues: [v" + strconv.Itoa(v) + "]" }},
-	"Upstream":       {"upstream-%05d.yaml", regexp.MustCompile(`port: \d+`), func(v int) string { return "port: " + strconv.Itoa(8000+v%50000) }},
-	"VirtualService": {"virtualservice-%05d.yaml", regexp.MustCompile(`prefix: /open-\d+`), func(v int) string { return "prefix: /open-" + strconv.Itoa(v) }},
-}
-
+// edit rewrites service i's resource of kind with value v, as the controlplane
+// section does.
 func edit(dir, kind string, i, v int) error {
 	if kind == routesUndecoded {
 		kind = "VirtualService"
 	}
-	e := editOf[kind]
-	path := filepath.Join(dir, fmt.Sprintf(e.file, i))
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	out := e.re.ReplaceAllString(string(b), e.with(v))
-	if out == string(b) {
-		return fmt.Errorf("%s: edit %d changes nothing", path, v)
-	}
-	tmp := filepath.Join(dir, ".edit.tmp")
-	if err := os.WriteFile(tmp, []byte(out), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return controlplane.EditResource(dir, controlplane.Kind(kind), i, v)
 }
 
 // watched is the resource whose new version shows an edit of service i's kind, and

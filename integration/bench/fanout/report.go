@@ -1,16 +1,12 @@
 package fanout
 
 import (
-	"bufio"
-	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
-	"gatehouse.dev/gatehouse/integration/bench/checkload"
 )
 
 // goals are the section's targets, judged with the largest fleet.
@@ -94,17 +90,25 @@ func (r *result) markdown(measured string) string {
 		rss, _ := r.slope(func(f fleetResult) int64 { return f.RSS })
 		fmt.Fprintf(&b, "Each further client, from %d clients up: %.0f KB of live heap, %.0f KB of RSS (RSS also holds garbage a connecting client leaves, not yet returned to the system).\n\n", r.Fleets[slices.IndexFunc(r.Fleets, func(f fleetResult) bool { return f.Clients >= 50 })].Clients, h/1024, rss/1024)
 	}
+	var memory strings.Builder
 	if c := r.Churn; c != nil && len(c.RSS) > 0 {
-		fmt.Fprintf(&b, "Memory under %d edits in %s (10 a second, kinds in turn, %d clients): RSS first %.0f MB, highest %.0f MB, last %.0f MB (load average %s).\n\n",
+		fmt.Fprintf(&memory, "Memory under %d edits in %s (10 a second, kinds in turn, %d clients): RSS first %.0f MB, highest %.0f MB, last %.0f MB (load average %s).\n\n",
 			c.Edits, c.Duration, r.Fleets[len(r.Fleets)-1].Clients, mb(c.RSS[0]), mb(slices.Max(c.RSS)), mb(c.RSS[len(c.RSS)-1]), c.Load)
 	}
 	if s := r.Stalled; s != nil {
-		fmt.Fprintf(&b, "A proxy that stops reading (`--xds-stall-timeout %s`): 5 VirtualService edits reached every other proxy in p50 %s, max %s while it stalled; RSS %.0f MB before, %.0f MB after those edits; its stream was dropped %s after it stalled; `gatehouse_xds_dropped_streams_total` %.0f (load average %s).\n\n",
+		fmt.Fprintf(&memory, "A proxy that stops reading (`--xds-stall-timeout %s`): 5 VirtualService edits reached every other proxy in p50 %s, max %s while it stalled; RSS %.0f MB before, %.0f MB after those edits; its stream was dropped %s after it stalled; `gatehouse_xds_dropped_streams_total` %.0f (load average %s).\n\n",
 			s.Limit, benchkit.Ms(benchkit.Percentile(s.Others, 50)), benchkit.Ms(benchkit.Percentile(s.Others, 100)), mb(s.RSSBefore), mb(s.RSSStalled), s.Dropped.Round(100*time.Millisecond), s.DropsMetric, s.Load)
 	}
+	if memory.Len() > 0 {
+		benchkit.Fold(&b, "Memory under edits, and a proxy that stops reading", memory.String())
+	}
+	var storms strings.Builder
 	for i, s := range r.Storms {
-		fmt.Fprintf(&b, "Reconnect storm %d: SIGKILL, restart at once, %d clients back to their complete state: first %s (the control plane's start to its first publish, about), p50 %s, p99 %s, max %s; %d with an empty or partial first state (load average %s).\n\n",
+		fmt.Fprintf(&storms, "Reconnect storm %d: SIGKILL, restart at once, %d clients back to their complete state: first %s (the control plane's start to its first publish, about), p50 %s, p99 %s, max %s; %d with an empty or partial first state (load average %s).\n\n",
 			i+1, s.Clients, benchkit.Ms(slices.Min(s.Complete)), benchkit.Ms(benchkit.Percentile(s.Complete, 50)), benchkit.Ms(benchkit.Percentile(s.Complete, 99)), benchkit.Ms(benchkit.Percentile(s.Complete, 100)), s.Partial, s.Load)
+	}
+	if len(r.Storms) > 0 {
+		benchkit.Fold(&b, "Every reconnect storm", storms.String())
 	}
 	return b.String()
 }
@@ -112,25 +116,3 @@ func (r *result) markdown(measured string) string {
 func p99ms(ds []time.Duration) float64 { return benchkit.Millis(benchkit.Percentile(ds, 99)) }
 
 func mb(n int64) float64 { return float64(n) / (1 << 20) }
-
-// metric sums every sample of name from a Prometheus text endpoint.
-func metric(ctx context.Context, url, name string) (float64, error) {
-	body, err := checkload.Get(ctx, url)
-	if err != nil {
-		return 0, err
-	}
-	defer body.Close()
-	var sum float64
-	sc := bufio.NewScanner(body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name) || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64); err == nil {
-			sum += v
-		}
-	}
-	return sum, sc.Err()
-}

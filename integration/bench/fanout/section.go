@@ -49,10 +49,6 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		return benchkit.Result{}, err
 	}
 	defer release()
-	clock, err := benchkit.NewClock(ctx)
-	if err != nil {
-		return benchkit.Result{}, err
-	}
 	base := filepath.Join(env.Tmp, "fanout")
 	defer os.RemoveAll(base)
 	dir := filepath.Join(base, "resources")
@@ -69,13 +65,13 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		return benchkit.Result{}, err
 	}
 	defer p.close()
-	if err := waitPort(ctx, p.proc, p.xds); err != nil {
+	if err := benchkit.WaitPort(ctx, p.proc, p.xds); err != nil {
 		return benchkit.Result{}, err
 	}
 	version := 0
 	for _, n := range o.Clients {
 		benchkit.Progress("fanout: %d clients", n)
-		f, err := measureFleet(ctx, p, clock, n, o, &version)
+		f, err := measureFleet(ctx, p, n, o, &version)
 		if err != nil {
 			return benchkit.Result{}, fmt.Errorf("fanout with %d clients: %w", n, err)
 		}

@@ -55,7 +55,7 @@ func stalled(ctx context.Context, p *plane, limit time.Duration, version *int) (
 	}
 	deadline := time.Now().Add(limit + time.Minute)
 	for {
-		if r.DropsMetric, err = metric(ctx, "http://"+p.admin+"/metrics", "gatehouse_xds_dropped_streams_total"); err != nil {
+		if r.DropsMetric, err = benchkit.Metric(ctx, "http://"+p.admin+"/metrics", "gatehouse_xds_dropped_streams_total"); err != nil {
 			return nil, err
 		}
 		if r.DropsMetric > 0 {

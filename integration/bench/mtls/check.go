@@ -30,7 +30,7 @@ func compareChecks(ctx context.Context, o Options, env *benchkit.Env, certs stri
 		if mode == modeMTLS {
 			args = append(args, "--tls-dir", filepath.Join(certs, mtls.RoleExtauth))
 		}
-		s, err := checkload.StartExtauth(env, mode, filepath.Join(dir, mode+".log"), false, args...)
+		s, err := checkload.StartExtauth(env, mode, filepath.Join(dir, mode+".log"), false, nil, args...)
 		if err != nil {
 			return err
 		}

@@ -70,11 +70,8 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		return benchkit.Result{}, err
 	}
 	res := &mtlsResult{N: o.Services, Edits: o.Edits, Rounds: o.Rounds, Pinned: benchkit.CanPin()}
-	clock, err := benchkit.NewClock(ctx)
-	if err != nil {
-		return benchkit.Result{}, err
-	}
-	if res.Starts, err = compareControlplane(ctx, o.Edits, o.Rounds, env, certs, o.Services, clock); err != nil {
+	var err error
+	if res.Starts, err = compareControlplane(ctx, o.Edits, o.Rounds, env, certs, o.Services); err != nil {
 		return benchkit.Result{}, fmt.Errorf("mtls: controlplane: %w", err)
 	}
 	if err := compareChecks(ctx, o, env, certs, res); err != nil {
@@ -91,14 +88,12 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 
 // compareControlplane starts the control plane on n services in each mode, in turn
 // over rounds, times its start and edits edits of each of mtlsKinds, and stops it.
-func compareControlplane(ctx context.Context, edits, rounds int, env *benchkit.Env, certs string, n int, clock benchkit.Clock) ([]cpArm, error) {
-	if benchkit.CanPin() {
-		release, err := benchkit.PinClients(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
+func compareControlplane(ctx context.Context, edits, rounds int, env *benchkit.Env, certs string, n int) ([]cpArm, error) {
+	release, err := benchkit.PinClients(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer release()
 	base := filepath.Join(env.Tmp, fmt.Sprintf("controlplane-mtls-%d", n))
 	dir := filepath.Join(base, "resources")
 	benchkit.Progress("mtls: writing %d VirtualServices, Upstreams and AuthConfigs to %s", n, dir)
@@ -111,7 +106,7 @@ func compareControlplane(ctx context.Context, edits, rounds int, env *benchkit.E
 	var arms []cpArm
 	for round := 1; round <= rounds; round++ {
 		for _, mode := range benchkit.Alternate(modePlain, modeMTLS, round) {
-			arm, err := measureArm(ctx, edits, env, ed, filepath.Join(env.Tmp, fmt.Sprintf("controlplane-%s-%d.log", mode, round)), links[mode], clock)
+			arm, err := measureArm(ctx, edits, env, ed, filepath.Join(env.Tmp, fmt.Sprintf("controlplane-%s-%d.log", mode, round)), links[mode])
 			if err != nil {
 				return nil, fmt.Errorf("%s, round %d: %w", mode, round, err)
 			}
@@ -127,8 +122,8 @@ func compareControlplane(ctx context.Context, edits, rounds int, env *benchkit.E
 
 // measureArm is one start as link says, and its edits; the control plane is stopped
 // afterwards.
-func measureArm(ctx context.Context, edits int, env *benchkit.Env, ed *controlplane.Editor, logPath string, link controlplane.Link, clock benchkit.Clock) (cpArm, error) {
-	st, cp, err := controlplane.TimeStart(ctx, env, ed.Dir, logPath, ed.N, clock, link)
+func measureArm(ctx context.Context, edits int, env *benchkit.Env, ed *controlplane.Editor, logPath string, link controlplane.Link) (cpArm, error) {
+	st, cp, err := controlplane.TimeStart(ctx, env, ed.Dir, logPath, ed.N, link)
 	if err != nil {
 		return cpArm{}, err
 	}
@@ -137,7 +132,7 @@ func measureArm(ctx context.Context, edits int, env *benchkit.Env, ed *controlpl
 	arm := cpArm{StartFigures: st}
 	ed.CP = cp
 	for _, k := range mtlsKinds {
-		s, err := ed.Measure(ctx, k, edits, clock)
+		s, err := ed.Measure(ctx, k, edits)
 		if err != nil {
 			return arm, err
 		}

@@ -52,14 +52,12 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return benchkit.Result{}, err
 	}
-	res := &result{Rounds: o.Rounds, Pinned: benchkit.CanPin(), LoadAvg: [2]string{loadAvg(), ""}}
-	if res.Pinned {
-		release, err := benchkit.PinClients(ctx)
-		if err != nil {
-			return benchkit.Result{}, err
-		}
-		defer release()
+	res := &result{Rounds: o.Rounds, Pinned: benchkit.CanPin(), LoadAvg: [2]string{benchkit.LoadAverage(), ""}}
+	release, err := benchkit.PinClients(ctx)
+	if err != nil {
+		return benchkit.Result{}, err
 	}
+	defer release()
 	recv, err := startReceiver()
 	if err != nil {
 		return benchkit.Result{}, err
@@ -104,7 +102,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		}
 		benchkit.Progress("observe: round %d/%d done", round, o.Rounds)
 	}
-	res.LoadAvg[1] = loadAvg()
+	res.LoadAvg[1] = benchkit.LoadAverage()
 	// Stopping the traced server sends the spans it still holds; the warm-ups' spans
 	// count too, as the receiver cannot tell them apart.
 	env.Procs.Stop(servers[serverTraced].Proc)
@@ -149,7 +147,7 @@ func startServers(ctx context.Context, env *benchkit.Env, dir, otlp string) (map
 			[]string{"--trace-sample-ratio", fmt.Sprint(traceRatio)}},
 		{serverLogged, []string{"OTEL_TRACES_EXPORTER=none"}, []string{"--trace-sample-ratio", "0", "--decision-log", "stdout", "--decision-log-rate", "0"}},
 	} {
-		if servers[s.name], err = startExtauth(env, dir, s.name, s.env, append(common, s.args...)); err != nil {
+		if servers[s.name], err = checkload.StartExtauth(env, s.name, filepath.Join(dir, s.name+".log"), false, s.env, append(common, s.args...)...); err != nil {
 			return nil, err
 		}
 	}
@@ -161,19 +159,6 @@ func startServers(ctx context.Context, env *benchkit.Env, dir, otlp string) (map
 	return servers, nil
 }
 
-// startExtauth is checkload.StartExtauth with more environment: `gatehouse extauth`
-// on benchkit.ServerCPU, its output (and decision records) in dir/NAME.log.
-func startExtauth(env *benchkit.Env, dir, name string, extraEnv, args []string) (*checkload.Server, error) {
-	addrs, err := benchkit.FreeAddrs(1)
-	if err != nil {
-		return nil, err
-	}
-	s := &checkload.Server{Name: name, Addr: addrs[0]}
-	bin, argv := benchkit.Pinned(benchkit.ServerCPU, env.Bins.Gatehouse, append([]string{"extauth", "--listen", s.Addr}, args...)...)
-	s.Proc, err = env.Procs.Start("gatehouse ("+name+")", filepath.Join(dir, name+".log"), append(benchkit.ServerEnv(), extraEnv...), bin, argv...)
-	return s, err
-}
-
 // countRecords counts the decision records in a log file.
 func countRecords(path string) (int64, error) {
 	b, err := os.ReadFile(path)
@@ -181,13 +166,4 @@ func countRecords(path string) (int64, error) {
 		return 0, err
 	}
 	return int64(strings.Count(string(b), `"decision":"`)), nil
-}
-
-// loadAvg is the first three fields of /proc/loadavg, or "unknown".
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
-		return strings.Join(f[:3], " ")
-	}
-	return "unknown"
 }

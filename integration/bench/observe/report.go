@@ -53,7 +53,9 @@ func (r *result) markdown(measured string, o Options) string {
 		"%s per run; %s. Load average (1, 5, 15 min) %s at the start, %s at the end. ", r.Rounds, o.Concurrency, o.Duration, pin, r.LoadAvg[0], r.LoadAvg[1])
 	checkload.WriteOthers(&b, r.Runs)
 	sums := checkload.Summarize(r.Runs, []string{"allow"}, serverBare, serverOff, serverTraced, serverLogged)
-	checkload.WriteSummary(&b, sums, "load", nil)
+	var servers strings.Builder
+	checkload.WriteSummary(&servers, sums, "load", nil)
+	benchkit.Fold(&b, "Each server, medians of the rounds", servers.String())
 	b.WriteString("| configuration | CPU per Check ÷ off, median of per-round ratios | CPU-µs per Check beyond off, median of rounds |\n|---|---:|---:|\n")
 	for _, s := range []struct{ name, what string }{
 		{serverOff, "off ÷ bare (the goal above)"},

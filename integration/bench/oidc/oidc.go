@@ -216,7 +216,7 @@ func startGatehouse(ctx context.Context, env *benchkit.Env, issuer, redisAddr st
 	if err := os.MkdirAll(empty, 0o755); err != nil {
 		return nil, err
 	}
-	gh, err := checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse-oidc.log"), admin, "--config", cfg, "--plugin-dir", empty)
+	gh, err := checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse-oidc.log"), admin, nil, "--config", cfg, "--plugin-dir", empty)
 	if err != nil {
 		return nil, err
 	}

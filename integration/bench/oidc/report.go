@@ -42,8 +42,9 @@ func (o *result) markdown(measured string, opt Options) string {
 	checkload.WriteOthers(&b, o.Runs)
 	sums := checkload.Summarize(o.Runs, modeNames(), "bare", "gatehouse")
 	checkload.WriteSummary(&b, sums, "session", o.Companions)
-	b.WriteString("Beside the plugin figures of the same run (each against the bare server loaded with the same request):\n\n")
-	b.WriteString("| gatehouse runs | requests/s | p99 | CPU-µs/Check | with redis-server | CPU/Check ÷ bare | with redis-server ÷ bare | p99 ÷ bare |\n" +
+	var beside strings.Builder
+	beside.WriteString("Beside the plugin figures of the same run (each against the bare server loaded with the same request):\n\n")
+	beside.WriteString("| gatehouse runs | requests/s | p99 | CPU-µs/Check | with redis-server | CPU/Check ÷ bare | with redis-server ÷ bare | p99 ÷ bare |\n" +
 		"|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	rows := []struct {
 		label, load string
@@ -63,11 +64,11 @@ func (o *result) markdown(measured string, opt Options) string {
 		if len(gh.Companions) > 0 {
 			withRedis += gh.Companions[0] // redis-server
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %.1f | %.1f | %.2f× | %.2f× | %.2f× |\n", row.label, gh.RPS, benchkit.Ms(gh.P99),
+		fmt.Fprintf(&beside, "| %s | %.0f | %s | %.1f | %.1f | %.2f× | %.2f× | %.2f× |\n", row.label, gh.RPS, benchkit.Ms(gh.P99),
 			benchkit.Micros(gh.CPUPerCheck), benchkit.Micros(withRedis), ratio(gh.CPUPerCheck, bare.CPUPerCheck),
 			ratio(withRedis, bare.CPUPerCheck), ratio(gh.P99, bare.P99))
 	}
-	b.WriteString("\n")
+	benchkit.Fold(&b, "Beside the plugin figures of the same run", beside.String())
 	checkload.WriteEveryRun(&b, "Every run", o.Runs, "session", o.Companions)
 	if len(o.GoBench) > 0 {
 		fmt.Fprintf(&b, "<details><summary>In process: <code>go test -run '^$' -bench '%s' %s %s</code> (medians)</summary>\n\n", goBenchPattern, goBenchFlags, goBenchPackage)

@@ -49,7 +49,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, []
 		return benchkit.Result{}, nil, err
 	}
 	defer env.Procs.Stop(bare.Proc)
-	gh, err := checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse.log"), o.Profile != "", "--config", cfg, "--plugin-dir", env.Bins.PluginDir)
+	gh, err := checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse.log"), o.Profile != "", nil, "--config", cfg, "--plugin-dir", env.Bins.PluginDir)
 	if err != nil {
 		return benchkit.Result{}, nil, err
 	}
@@ -113,13 +113,17 @@ func (f *figures) markdown(measured string, o Options) string {
 		checkload.WriteEveryRun(&b, "Every run at full speed", f.Runs, "path", nil)
 	}
 	if len(f.RateRuns) > 0 {
-		fmt.Fprintf(&b, "**Latency at a fixed rate.** ghz `--rps %d` (%.0f%% of the bare server's median pinned maximum for allow).\n\n", f.Rate, checkload.RateShare*100)
-		checkload.WriteSummary(&b, checkload.Summarize(f.RateRuns, []string{"allow"}, "bare", "gatehouse"), "path", nil)
+		var r strings.Builder
+		fmt.Fprintf(&r, "**Latency at a fixed rate.** ghz `--rps %d` (%.0f%% of the bare server's median pinned maximum for allow).\n\n", f.Rate, checkload.RateShare*100)
+		checkload.WriteSummary(&r, checkload.Summarize(f.RateRuns, []string{"allow"}, "bare", "gatehouse"), "path", nil)
+		benchkit.Fold(&b, "Latency at a fixed rate", r.String())
 		checkload.WriteEveryRun(&b, fmt.Sprintf("Every run at %d req/s", f.Rate), f.RateRuns, "path", nil)
 	}
 	if len(f.Unpinned) > 0 {
-		b.WriteString("**Secondary: unpinned.** The same load with nothing pinned; not what the goals are judged on.\n\n")
-		checkload.WriteSummary(&b, checkload.Summarize(f.Unpinned, checkload.PathNames(), "bare", "gatehouse"), "path", nil)
+		var u strings.Builder
+		u.WriteString("**Secondary: unpinned.** The same load with nothing pinned; not what the goals are judged on.\n\n")
+		checkload.WriteSummary(&u, checkload.Summarize(f.Unpinned, checkload.PathNames(), "bare", "gatehouse"), "path", nil)
+		benchkit.Fold(&b, "Secondary: unpinned", u.String())
 	}
 	if len(f.GoBench) > 0 {
 		fmt.Fprintf(&b, "<details><summary>In process: <code>go test -run '^$' -bench . %s %s</code>, medians of the runs</summary>\n\n", goBenchFlags, strings.Join(goBenchPackages, " "))

@@ -1,15 +1,15 @@
 package pluginload
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/prometheus/procfs"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 )
@@ -98,18 +98,22 @@ func newObserver(pid int, logPath string) (*observer, error) {
 // file it is to open.
 func isSpare(pid, parent int) bool {
 	st, err := benchkit.ReadProcStat(pid)
-	return err == nil && st.PPid == parent && trialArgs(pid) == "spare"
+	return err == nil && st.PPID == parent && trialArgs(pid) == "spare"
 }
 
 // trialArgs is "spare" for `gatehouse plugin __trial --request-stdin` (a spare started
 // ahead of time, loader.TrialSpare), "trial" for any other `plugin __trial`, and ""
 // for anything else, such as a child forked that has not run its program yet.
 func trialArgs(pid int) string {
-	cmdline, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	p, err := procfs.NewProc(pid)
+	var args []string
+	if err == nil {
+		args, err = p.CmdLine()
+	}
 	switch {
-	case err != nil || !bytes.Contains(cmdline, []byte("\x00__trial\x00")):
+	case err != nil || len(args) < 2 || !slices.Contains(args[1:], "__trial"):
 		return ""
-	case bytes.Contains(cmdline, []byte("\x00--request-stdin")):
+	case slices.ContainsFunc(args[1:], func(a string) bool { return strings.HasPrefix(a, "--request-stdin") }):
 		return "spare"
 	}
 	return "trial"
@@ -118,19 +122,15 @@ func trialArgs(pid int) string {
 // readChars is the rchar of /proc/<pid>/io (bytes the process read), or -1 when it is
 // gone.
 func readChars(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/io")
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return -1
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "rchar: "); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err == nil {
-				return n
-			}
-		}
+	io, err := p.IO()
+	if err != nil {
+		return -1
 	}
-	return -1
+	return int64(io.RChar)
 }
 
 // start sets the time offsets count from and starts watching.
@@ -195,7 +195,7 @@ func (o *observer) scanChildren() {
 				continue
 			}
 			st, err := benchkit.ReadProcStat(p)
-			if err != nil || st.PPid != o.pid || st.State == 'Z' {
+			if err != nil || st.PPID != o.pid || st.State == "Z" {
 				o.known[p] = true
 				continue
 			}
@@ -213,7 +213,7 @@ func (o *observer) scanChildren() {
 			}
 		}
 	default:
-		if st, err := benchkit.ReadProcStat(o.child); err != nil || st.State == 'Z' || st.PPid != o.pid {
+		if st, err := benchkit.ReadProcStat(o.child); err != nil || st.State == "Z" || st.PPID != o.pid {
 			o.child = -1
 			o.record(func(s *observed) { s.TrialEnd = o.since() })
 		}
