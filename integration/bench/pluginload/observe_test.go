@@ -1,9 +1,12 @@
 package pluginload
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestTrialArgs(t *testing.T) {
@@ -27,6 +30,12 @@ func TestTrialArgs(t *testing.T) {
 				t.Skip(err)
 			}
 			defer func() { in.Close(); _ = cmd.Wait() }()
+			// Until the child has exec'd sh, its command line is this test's.
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid)); strings.HasPrefix(string(b), "sh\x00") {
+					break
+				}
+			}
 			if got := trialArgs(cmd.Process.Pid); got != tc.want {
 				t.Errorf("trialArgs(sh %q) = %q, want %q", tc.args, got, tc.want)
 			}
