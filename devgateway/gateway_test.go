@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -30,6 +31,7 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 	"google.golang.org/genproto/googleapis/rpc/code"
 	rpcstatus "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/proto"
@@ -805,5 +807,31 @@ func TestEcho(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("echo (-want +got):\n%s", diff)
+	}
+}
+
+// Regression: a cluster refused once made every later CDS response a NACK, because the
+// gateway judged its whole set each time, while Envoy judges only what a response
+// carries; the control plane then never saw a new cluster acknowledged and held its
+// routes back. A resource refused before and handed on unchanged (the same
+// *anypb.Any, as the xDS client does) is refused without a word; a new version of it
+// is judged again.
+func TestARefusedResourceIsNamedOnlyWhenItArrives(t *testing.T) {
+	p := devgateway.NewProxy(devgateway.ProxyOptions{Log: zerolog.Nop()})
+	bad := cluster(t, "bad", "127.0.0.1:1")
+	bad.CircuitBreakers = &clusterv3.CircuitBreakers{} // a field the gateway does not take
+	first := set(t, cluster(t, "a", "127.0.0.1:1"), bad)
+	if err := p.Handle(resourcev3.ClusterType, first); err == nil || !strings.Contains(err.Error(), "cluster bad") {
+		t.Fatalf("first response: %v, want cluster bad refused", err)
+	}
+	next := set(t, cluster(t, "b", "127.0.0.1:2"))
+	next["a"], next["bad"] = first["a"], first["bad"]
+	if err := p.Handle(resourcev3.ClusterType, next); err != nil {
+		t.Errorf("a response bringing only cluster b: %v, want it acknowledged", err)
+	}
+	again := maps.Clone(next)
+	again["bad"] = mustAny(t, bad) // a new version, as refused as the last
+	if err := p.Handle(resourcev3.ClusterType, again); err == nil || !strings.Contains(err.Error(), "cluster bad") {
+		t.Errorf("a new version of cluster bad: %v, want it refused", err)
 	}
 }

@@ -47,7 +47,8 @@ type Proxy struct {
 	mu        sync.Mutex
 	listeners map[string]*listenerSpec
 	routes    map[string]*routeSpec
-	vhosts    vhostMemo // the virtual hosts of routes, by their bytes
+	vhosts    vhostMemo                        // the virtual hosts of routes, by their bytes
+	given     map[string]map[string]*anypb.Any // by type, the resources Handle was last given
 	clusters  map[string]*clusterSpec
 	endpoints map[string][]string
 	secrets   map[string]*secretSpec
@@ -62,7 +63,7 @@ func NewProxy(o ProxyOptions) *Proxy {
 	if len(o.Ports) == 0 {
 		o.Ports = []uint32{HTTPPort, HTTPSPort}
 	}
-	p := &Proxy{log: o.Log, eng: newEngine(o.Log), pool: newConnPool(), ports: map[uint32]*atomic.Pointer[listenerTable]{}, waiting: map[uint32]string{}, jwks: map[string]*jwksSet{}, checkers: map[string]*endpointHealth{}}
+	p := &Proxy{log: o.Log, eng: newEngine(o.Log), pool: newConnPool(), ports: map[uint32]*atomic.Pointer[listenerTable]{}, waiting: map[uint32]string{}, given: map[string]map[string]*anypb.Any{}, jwks: map[string]*jwksSet{}, checkers: map[string]*endpointHealth{}}
 	for _, port := range o.Ports {
 		p.ports[port] = &atomic.Pointer[listenerTable]{}
 	}
@@ -71,7 +72,8 @@ func NewProxy(o ProxyOptions) *Proxy {
 
 // Handle takes the full current set of one type's resources. Each resource that fails
 // Envoy's validation or uses what the gateway does not implement keeps its previous
-// version (or stays absent) and is named in the returned error, one line per problem, so
+// version (or stays absent) and, when this call brings it (it is not the very
+// *anypb.Any of the last call), is named in the returned error, one line per problem, so
 // the xDS client NACKs; the others are applied.
 func (p *Proxy) Handle(typeURL string, resources map[string]*anypb.Any) error {
 	p.mu.Lock()
@@ -79,32 +81,36 @@ func (p *Proxy) Handle(typeURL string, resources map[string]*anypb.Any) error {
 	var err error
 	switch typeURL {
 	case resourcev3.ListenerType:
-		p.listeners, err = update(p.listeners, resources, typeURL, "listener", new(listenerv3.Listener), (*listenerv3.Listener).GetName, p.parseListener, nil)
+		p.listeners, err = update(p.listeners, resources, p.given[typeURL], typeURL, "listener", new(listenerv3.Listener), (*listenerv3.Listener).GetName, p.parseListener, nil)
 		err = errors.Join(err, p.onePerPort())
 	case resourcev3.RouteType:
 		memo := vhostMemo{}
-		p.routes, err = update(p.routes, resources, typeURL, "route config", new(routev3.RouteConfiguration), (*routev3.RouteConfiguration).GetName,
+		p.routes, err = update(p.routes, resources, p.given[typeURL], typeURL, "route config", new(routev3.RouteConfiguration), (*routev3.RouteConfiguration).GetName,
 			func(rc *routev3.RouteConfiguration, pr *problems) *routeSpec { return parseRouteConfig(rc, "", pr) },
 			func(n string, a *anypb.Any) (*routeSpec, bool) { return parseRouteConfigMemo(a, n, p.vhosts, memo) })
 		p.vhosts = memo
 	case resourcev3.ClusterType:
-		p.clusters, err = update(p.clusters, resources, typeURL, "cluster", new(clusterv3.Cluster), (*clusterv3.Cluster).GetName, p.parseCluster, nil)
+		p.clusters, err = update(p.clusters, resources, p.given[typeURL], typeURL, "cluster", new(clusterv3.Cluster), (*clusterv3.Cluster).GetName, p.parseCluster, nil)
 	case resourcev3.EndpointType:
-		p.endpoints, err = update(p.endpoints, resources, typeURL, "cluster load assignment", new(endpointv3.ClusterLoadAssignment), (*endpointv3.ClusterLoadAssignment).GetClusterName,
+		p.endpoints, err = update(p.endpoints, resources, p.given[typeURL], typeURL, "cluster load assignment", new(endpointv3.ClusterLoadAssignment), (*endpointv3.ClusterLoadAssignment).GetClusterName,
 			func(cla *endpointv3.ClusterLoadAssignment, pr *problems) []string { return parseEndpoints(cla, "", pr) }, nil)
 	case resourcev3.SecretType:
-		p.secrets, err = update(p.secrets, resources, typeURL, "secret", new(tlsv3.Secret), (*tlsv3.Secret).GetName, parseSecret, nil)
+		p.secrets, err = update(p.secrets, resources, p.given[typeURL], typeURL, "secret", new(tlsv3.Secret), (*tlsv3.Secret).GetName, parseSecret, nil)
 	default:
 		return fmt.Errorf("devgateway: %s is not a type the gateway takes", typeURL)
 	}
+	p.given[typeURL] = resources
 	p.rebuild()
 	return err
 }
 
 // update parses every resource of one type in name order; a resource with problems
 // keeps its previous version. quick, when set, is tried first on each resource: when it
-// says ok, its result is taken as the resource's, without a problem.
-func update[M proto.Message, S any](prev map[string]S, rs map[string]*anypb.Any, typeURL, kind string, zero M, name func(M) string, parse func(M, *problems) S, quick func(string, *anypb.Any) (S, bool)) (map[string]S, error) {
+// says ok, its result is taken as the resource's, without a problem. The error names
+// only the problems of resources this update brings (not the very *anypb.Any of last,
+// the set the last update was given), as Envoy judges only what a response carries: a
+// resource refused before and not sent again keeps being refused without a word.
+func update[M proto.Message, S any](prev map[string]S, rs, last map[string]*anypb.Any, typeURL, kind string, zero M, name func(M) string, parse func(M, *problems) S, quick func(string, *anypb.Any) (S, bool)) (map[string]S, error) {
 	names := make([]string, 0, len(rs))
 	for n := range rs {
 		names = append(names, n)
@@ -131,7 +137,9 @@ func update[M proto.Message, S any](prev map[string]S, rs map[string]*anypb.Any,
 			s = parse(m, &pr)
 		}
 		if err := pr.err(kind + " " + n); err != nil {
-			errs = append(errs, err)
+			if a, ok := last[n]; !ok || a != rs[n] {
+				errs = append(errs, err)
+			}
 			if old, ok := prev[n]; ok {
 				next[n] = old
 			}
