@@ -24,11 +24,16 @@ func (r *Run) Windows(what string) []time.Duration {
 func (r *Run) CalmWindows(what string) []time.Duration {
 	var out []time.Duration
 	for _, w := range r.Verdict.Windows {
-		if w.What == what && w.Closed && !slices.ContainsFunc(r.Events, func(e Event) bool { return !e.Start.After(w.End) && !e.End.Before(w.At) }) {
+		if w.What == what && w.Closed && r.calm(w) {
 			out = append(out, w.Took())
 		}
 	}
 	return out
+}
+
+// calm says whether no disturbance was under way while w was open.
+func (r *Run) calm(w Window) bool {
+	return !slices.ContainsFunc(r.Events, func(e Event) bool { return !e.Start.After(w.End) && !e.End.Before(w.At) })
 }
 
 // Unclosed are the changes never seen to take effect.
@@ -103,6 +108,14 @@ func (r *Run) Summary(maxWrong int) string {
 	b.WriteString("Worst cases (the slowest windows of each kind, and what went on while they were open):\n\n")
 	for _, what := range []string{"new", "edit", "delete"} {
 		ws := slices.DeleteFunc(slices.Clone(v.Windows), func(w Window) bool { return w.What != what || !w.Closed })
+		slices.SortFunc(ws, func(a, b Window) int { return int(b.Took() - a.Took()) })
+		for _, w := range ws[:min(3, len(ws))] {
+			fmt.Fprintf(&b, "- %s %s, route %d (%s → %s), written at %s: %s\n", what, ms(w.Took()), w.Route, w.From, w.To, ms(w.At.Sub(r.Start)), r.Cause(w.At, w.End))
+		}
+	}
+	b.WriteString("\nWorst cases with no disturbance under way (and what ended last before them):\n\n")
+	for _, what := range []string{"new", "edit", "delete"} {
+		ws := slices.DeleteFunc(slices.Clone(v.Windows), func(w Window) bool { return w.What != what || !w.Closed || !r.calm(w) })
 		slices.SortFunc(ws, func(a, b Window) int { return int(b.Took() - a.Took()) })
 		for _, w := range ws[:min(3, len(ws))] {
 			fmt.Fprintf(&b, "- %s %s, route %d (%s → %s), written at %s: %s\n", what, ms(w.Took()), w.Route, w.From, w.To, ms(w.At.Sub(r.Start)), r.Cause(w.At, w.End))
