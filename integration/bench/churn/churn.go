@@ -44,7 +44,7 @@ func Defaults() Options {
 		Routes: 5000, Duration: 2 * time.Minute, Rate: 500, Workers: 64,
 		New: 200, Edits: 200, Deletes: 100,
 		SwapPlugin: true, KillControlPlane: true, RestartExtauth: 2,
-		PollEvery: 5 * time.Millisecond, PollTail: 100 * time.Millisecond, Seed: 26,
+		PollEvery: 5 * time.Millisecond, PollTail: 100 * time.Millisecond, Seed: 26, Warmup: 2 * time.Second,
 	}}
 }
 

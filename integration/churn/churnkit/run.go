@@ -34,6 +34,9 @@ type Options struct {
 	// replica still giving the old one shows up as wrong answers.
 	PollTail time.Duration
 	Seed     uint64
+	// Warmup is how long the steady load runs before the first change and the
+	// disturbances' clock start; the steady load runs Warmup longer.
+	Warmup time.Duration
 	// ProfileDir, when set, receives CPU profiles of every server over the run's first
 	// fifth, before any disturbance begins (System.Profile).
 	ProfileDir string
@@ -75,6 +78,11 @@ func Do(ctx context.Context, s *System, o Options) (*Run, error) {
 	// a replica restarted late is still sent Checks to return to the rotation with.
 	var disturbing atomic.Int32
 	unsent := steady(ctx, &wg, c, rs, &rec, o, func() bool { return disturbing.Load() > 0 })
+	// The changes meet a load that is steady already: connections open and warm.
+	select {
+	case <-ctx.Done():
+	case <-time.After(o.Warmup):
+	}
 
 	// Edits and deletions touch distinct routes other than the JWT route; edits only
 	// secured ones.
@@ -252,7 +260,7 @@ func steady(ctx context.Context, wg *sync.WaitGroup, c *client, rs *routes, rec 
 		sent := 0
 		tick := time.NewTicker(2 * time.Millisecond)
 		defer tick.Stop()
-		for time.Since(start) < o.Duration || busy() {
+		for time.Since(start) < o.Warmup+o.Duration || busy() {
 			select {
 			case <-ctx.Done():
 				return
