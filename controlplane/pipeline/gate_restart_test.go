@@ -29,6 +29,7 @@ func (n remembered) Origin(k source.Key) (string, bool) {
 
 func (remembered) Get(source.Key) (*source.Resource, bool) { return nil, false }
 func (remembered) From(string) []source.Resource           { return nil }
+func (remembered) Same(*source.Resource) bool              { return false }
 
 // After a restart of the control plane (SIGKILL, issue 26's churn), the gate released
 // the routes of an AuthConfig written just after it once the replicas connected so far

@@ -196,10 +196,10 @@ func (p *Pipeline) Apply(in *source.Input) {
 	defer p.run.Unlock()
 	start := time.Now()
 	if p.first && p.o.Memory != nil {
-		p.valid.Remembered = p.o.Memory.Get
+		p.valid.Remembered, p.valid.RememberedSame = p.o.Memory.Get, p.o.Memory.Same
 	}
 	edge := p.valid.Validate(in)
-	p.valid.Remembered = nil // only what the first Input holds was serving before
+	p.valid.Remembered, p.valid.RememberedSame = nil, nil // only what the first Input holds was serving before
 	ext, extChanged := p.cache.ExtAuthConfigs(edge.ExtAuthConfigs)
 	p.gate.offer(extChanged, func(id string) bool { _, ok := ext[id]; return ok }, start)
 	p.offerClusters(edge.Accepted.Clusters, start)

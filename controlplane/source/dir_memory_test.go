@@ -22,6 +22,11 @@ func (m memory) Origin(k source.Key) (string, bool) {
 
 func (m memory) Get(k source.Key) (*source.Resource, bool) { return m.in.Resources.Get(k) }
 
+func (m memory) Same(r *source.Resource) bool {
+	was, ok := m.in.Resources.Get(r.Key())
+	return ok && was.Hash == r.Hash
+}
+
 func (m memory) From(origin string) []source.Resource {
 	var out []source.Resource
 	for r := range m.in.Resources.All() {

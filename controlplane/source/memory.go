@@ -12,4 +12,7 @@ type Memory interface {
 	Get(k Key) (*Resource, bool)
 	// From is every remembered resource read from origin, in key order.
 	From(origin string) []Resource
+	// Same says whether the remembered version of r's key has r's content, without
+	// decoding it.
+	Same(r *Resource) bool
 }

@@ -179,3 +179,34 @@ func TestASavedResourceIsWrittenAsBefore(t *testing.T) {
 		t.Errorf("%d lines kept after a Save of %d resources, the one left out among them: %v", len(again.lines), len(rs)-1, ok)
 	}
 }
+
+// TestSameComparesWithoutDecoding: every saved resource is the same as its remembered
+// version, without a decoding of it; an edited one, or one never saved, is not.
+func TestSameComparesWithoutDecoding(t *testing.T) {
+	root := t.TempDir()
+	rs := examples(t, root)
+	f := &File{Path: filepath.Join(t.TempDir(), "cp.state"), Root: root}
+	if err := f.Save(rs[1:]); err != nil {
+		t.Fatal(err)
+	}
+	m, err := f.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs[1:] {
+		if !m.Same(r) {
+			t.Errorf("%s: not the same as what was saved", r.Key())
+		}
+	}
+	if len(m.decoded) != 0 {
+		t.Errorf("%d remembered versions decoded to compare them", len(m.decoded))
+	}
+	if m.Same(rs[0]) {
+		t.Errorf("%s: the same, though never saved", rs[0].Key())
+	}
+	edited := *rs[1]
+	edited.Object = map[string]any{"spec": "another"}
+	if m.Same(&edited) {
+		t.Errorf("%s: the same after an edit", edited.Key())
+	}
+}

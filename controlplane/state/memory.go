@@ -1,6 +1,8 @@
 package state
 
 import (
+	"bytes"
+	"encoding/json"
 	"sort"
 	"sync"
 
@@ -65,6 +67,17 @@ func (m *Memory) Get(k source.Key) (*source.Resource, bool) {
 	}
 	m.decoded[k] = r
 	return r, r != nil
+}
+
+// Same says whether the remembered version of r's key is r's content: the state file
+// holds each object as json.Marshal wrote it, so equal content is equal bytes.
+func (m *Memory) Same(r *source.Resource) bool {
+	l, ok := m.byKey[r.Key()]
+	if !ok {
+		return false
+	}
+	b, err := json.Marshal(r.Object)
+	return err == nil && bytes.Equal(b, l.Object)
 }
 
 // From is every remembered resource read from origin, in key order.

@@ -82,6 +82,9 @@ type Validator struct {
 	// store): a resource first seen with a version that is rejected serves its
 	// remembered version instead, as a live edit keeps its last accepted one.
 	Remembered func(source.Key) (*source.Resource, bool)
+	// RememberedSame, when set with Remembered, says whether the remembered version of
+	// a resource is its current content, so that it need not be decoded.
+	RememberedSame func(*source.Resource) bool
 
 	prev     source.Resources
 	aligned  []*entry                       // the entries of prev, in its order
@@ -99,7 +102,10 @@ type Validator struct {
 	lastT    map[*entry]*translation
 	settings translate.Settings
 	started  bool
-	edge     *Edge // the last output
+	// unresolved are the entries whose last field may still be remembered (see
+	// lastOf); none is left after a run.
+	unresolved []*entry
+	edge       *Edge // the last output
 	// dirty are the entries invalidated since the last output, and moved says
 	// entries came or went since: output patches the last edge when they did not.
 	dirty []*entry
@@ -197,7 +203,7 @@ func (v *Validator) reject(e *entry, why []string, serving *source.Resource) {
 	switch {
 	case serving != nil:
 		note = noteLastServes
-	case e.last != nil:
+	case v.lastOf(e) != nil:
 		note = noteNotServed
 	}
 	e.serving = serving
@@ -237,12 +243,42 @@ func (v *Validator) lastTranslation(e *entry) *translation {
 	return t
 }
 
-// lastVersion is the last accepted version when it differs from the current one.
-func (e *entry) lastVersion() *source.Resource {
-	if e.last != nil && e.last.Hash != e.res.Hash {
-		return e.last
+// lastVersion is the last accepted version of e when it differs from the current one.
+func (v *Validator) lastVersion(e *entry) *source.Resource {
+	if last := v.lastOf(e); last != nil && last.Hash != e.res.Hash {
+		return last
 	}
 	return nil
+}
+
+// remembered marks an entry's last field as the version the state store remembers,
+// not decoded yet.
+var remembered = &source.Resource{}
+
+// lastOf is e's last accepted version, the remembered one decoded when it is first
+// needed.
+func (v *Validator) lastOf(e *entry) *source.Resource {
+	if e.last == remembered {
+		switch {
+		case v.Remembered == nil:
+			e.last = nil
+		case v.RememberedSame != nil && v.RememberedSame(e.res):
+			e.last = e.res // the same content: what decoding it would compare equal to
+		default:
+			e.last, _ = v.Remembered(e.res.Key())
+		}
+	}
+	return e.last
+}
+
+// resolveRemembered decodes the remembered versions a run left undecoded (those of
+// entries it neither accepted nor rejected), while Remembered is still the one the
+// run had.
+func (v *Validator) resolveRemembered() {
+	for _, e := range v.unresolved {
+		v.lastOf(e)
+	}
+	v.unresolved = nil
 }
 
 // translation is a version's translation, remembered by key (hash, plus what else

@@ -38,7 +38,7 @@ func (v *Validator) applySettings() bool {
 			continue
 		}
 		var serving *source.Resource
-		if last := e.lastVersion(); last != nil {
+		if last := v.lastVersion(e); last != nil {
 			if lt := settingsOf(v.lastTranslation(e), last); lt.err == nil {
 				s, serving = *lt.settings, last
 			}
@@ -94,7 +94,7 @@ func (v *Validator) tlsSecret(e *entry, w work) {
 	} else {
 		var serving *source.Resource
 		e.tls = nil
-		if last := e.lastVersion(); last != nil {
+		if last := v.lastVersion(e); last != nil {
 			if lt := tlsOf(v.lastTranslation(e), last); lt.err == nil {
 				e.tls, serving = lt.tls.cert, last
 			}
@@ -128,7 +128,7 @@ func (v *Validator) upstream(e *entry, w work) {
 	} else {
 		var serving *source.Resource
 		e.cluster = nil
-		if last := e.lastVersion(); last != nil {
+		if last := v.lastVersion(e); last != nil {
 			if lt := clusterOf(v.lastTranslation(e), last); lt.err == nil {
 				e.cluster, serving = lt.cluster, last
 			}
@@ -167,7 +167,7 @@ func (v *Validator) authConfig(e *entry, w work) {
 	} else {
 		var serving *source.Resource
 		e.ext = nil
-		if last := e.lastVersion(); last != nil {
+		if last := v.lastVersion(e); last != nil {
 			refs = secretKeys(last, refs)
 			if lt := v.authConfigOf(v.lastTranslation(e), last); lt.err == nil {
 				e.ext, serving = lt.ext, last

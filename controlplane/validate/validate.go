@@ -80,6 +80,7 @@ func (v *Validator) Validate(in *source.Input) *Edge {
 		v.authConfig(e, w)
 	}
 	v.virtualServices(w, removed)
+	v.resolveRemembered()
 	out := v.output(in)
 	for _, e := range removed {
 		out.Removed = append(out.Removed, e.res.Key())
@@ -137,7 +138,10 @@ func (v *Validator) diff(in *source.Input, w work) []*entry {
 		case c.Was == nil: // new
 			e := &entry{res: c.Now}
 			if v.Remembered != nil {
-				e.last, _ = v.Remembered(c.Now.Key())
+				// Decoded only if this version is rejected (lastOf), or at the end of
+				// the run (resolveRemembered): most are accepted and never need it.
+				e.last = remembered
+				v.unresolved = append(v.unresolved, e)
 			}
 			aligned = append(aligned, e)
 			w.add(e)

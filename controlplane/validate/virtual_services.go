@@ -104,7 +104,7 @@ func (v *Validator) resolve(batch []*entry, next work, restatus map[*entry]bool)
 		} else {
 			why[e] = problems
 		}
-		if last := e.lastVersion(); last != nil {
+		if last := v.lastVersion(e); last != nil {
 			lt := vhOf(v.lastTranslation(e), last)
 			refs = v.refKeys(lt.vh, refs)
 			if lt.err == nil && len(v.refProblems(lt.vh)) == 0 {
