@@ -2,6 +2,7 @@ package benchkit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -72,8 +73,12 @@ func (g Goal) TargetText() string {
 }
 
 // WriteGoals renders gs as a section's table of goals: each goal, every round, the
-// median and the verdict.
+// median and the verdict. When every goal has one round it writes nothing: the goal
+// table BENCHMARKS.md opens with says all of it then.
 func WriteGoals(b *strings.Builder, gs []Goal) {
+	if !slices.ContainsFunc(gs, func(g Goal) bool { return len(g.Rounds) > 1 }) {
+		return
+	}
 	b.WriteString("| goal | target | every round | median | |\n|---|---:|---|---:|---|\n")
 	for _, g := range gs {
 		rounds := make([]string, len(g.Rounds))
