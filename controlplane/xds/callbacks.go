@@ -145,19 +145,8 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 		c.mu.Unlock()
 		return nil
 	}
-	var answered *sentResponse
-	pending := b.sent[typeURL]
-	for i := range pending {
-		if pending[i].nonce == nonce {
-			sr := pending[i]
-			answered = &sr
-			// The answered responses (and those it supersedes) are dropped from the
-			// backing array too, or their names and versions would stay as long as
-			// the stream.
-			b.sent[typeURL] = append(pending[:0:0], pending[i+1:]...)
-			break
-		}
-	}
+	answered, rest := settle(b.sent[typeURL], nonce)
+	b.sent[typeURL] = rest
 	if !nack && answered != nil && c.s.o.OnAcked != nil {
 		if slices.Contains(bookTypes, typeURL) {
 			b.ack(typeURL, answered)
@@ -186,6 +175,23 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 		c.s.o.OnNack(n)
 	}
 	return nil
+}
+
+// settle takes the response nonce answers out of pending, with those it supersedes
+// (sent before it): it returns that response, or nil, and the responses still
+// unanswered. Those are in an array of their own, so nothing the answered ones held
+// stays reachable through it.
+func settle(pending []sentResponse, nonce string) (*sentResponse, []sentResponse) {
+	for i := range pending {
+		if pending[i].nonce == nonce {
+			sr := pending[i]
+			if i+1 == len(pending) {
+				return &sr, nil
+			}
+			return &sr, slices.Clone(pending[i+1:])
+		}
+	}
+	return nil, pending
 }
 
 // sent keeps what a response carried until the client answers it.
