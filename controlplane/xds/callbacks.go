@@ -3,7 +3,6 @@ package xds
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -28,6 +27,9 @@ type callbacks struct {
 	// booked are names of other types than bookTypes whose acknowledgements are kept
 	// too, while someone waits for them (Server.Book).
 	booked map[string]map[string]bool
+	// unsubscribed are the names requests unsubscribed from that go-control-plane was
+	// not shown (keepTablesWhole), until the delta set takes them.
+	unsubscribed map[*discovery.DeltaDiscoveryRequest][]string
 }
 
 // streamID names a stream: go-control-plane numbers state-of-the-world and delta
@@ -44,9 +46,13 @@ type streamBook struct {
 	ctx  context.Context // the stream's, for the peer's address in a refusal
 	// sent are the responses not answered yet, per type, oldest first.
 	sent map[string][]sentResponse
-	// acked is what the client acknowledged of each of bookTypes: name → version (a
-	// delta client's; a state-of-the-world client's are its responses' versions).
-	acked map[string]map[string]string
+	// acked is what the client acknowledged of each of bookTypes, and of the names
+	// booked of other types (a delta client's; a state-of-the-world client's are its
+	// responses' versions).
+	acked map[string]*held
+	// tables are the types whose last response gave the client a version table as its
+	// known versions (deltaSet): a table other streams share.
+	tables map[string]bool
 	// guard ends the stream of a stalled client (stall.go); timer checks, while
 	// responses are unanswered, whether the oldest waited past its limit.
 	guard *stallGuard
@@ -56,12 +62,13 @@ type streamBook struct {
 type sentResponse struct {
 	nonce string
 	at    time.Time // when it was handed to the stream
-	// names and versions of a delta response; a state-of-the-world response keeps
-	// the response itself and its names are read only if it is NACKed.
-	names    []string
-	versions map[string]string
-	removed  []string
-	sotw     *discovery.DiscoveryResponse
+	// what a delta response carried and removed, and the version table it brought the
+	// client to, if any; a state-of-the-world response keeps the response itself and
+	// its names are read only if it is NACKed.
+	resources []*discovery.Resource
+	removed   []string
+	table     *versionTable
+	sotw      *discovery.DiscoveryResponse
 }
 
 func newCallbacks(s *Server) *callbacks {
@@ -90,6 +97,7 @@ func (c *callbacks) OnStreamRequest(id int64, req *discovery.DiscoveryRequest) e
 }
 
 func (c *callbacks) OnStreamDeltaRequest(id int64, req *discovery.DeltaDiscoveryRequest) error {
+	c.keepTablesWhole(streamID{true, id}, req)
 	return c.request(streamID{true, id}, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
 }
 
@@ -98,11 +106,7 @@ func (c *callbacks) OnStreamResponse(_ context.Context, id int64, _ *discovery.D
 }
 
 func (c *callbacks) OnStreamDeltaResponse(id int64, _ *discovery.DeltaDiscoveryRequest, resp *discovery.DeltaDiscoveryResponse) {
-	sr := sentResponse{nonce: resp.GetNonce(), versions: make(map[string]string, len(resp.GetResources())), removed: resp.GetRemovedResources()}
-	for _, r := range resp.GetResources() {
-		sr.names = append(sr.names, r.GetName())
-		sr.versions[r.GetName()] = r.GetVersion()
-	}
+	sr := sentResponse{nonce: resp.GetNonce(), resources: resp.GetResources(), removed: resp.GetRemovedResources(), table: c.s.handed.take(resp)}
 	c.sent(streamID{true, id}, resp.GetTypeUrl(), sr, len(resp.GetResources())+len(resp.GetRemovedResources()))
 }
 
@@ -147,10 +151,10 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 	}
 	answered, rest := settle(b.sent[typeURL], nonce)
 	b.sent[typeURL] = rest
-	if !nack && answered != nil && c.s.o.OnAcked != nil {
+	if answered != nil && c.s.o.OnAcked != nil {
 		if slices.Contains(bookTypes, typeURL) {
-			b.ack(typeURL, answered)
-		} else if names := c.booked[typeURL]; len(names) > 0 {
+			b.ack(typeURL, answered, nack)
+		} else if names := c.booked[typeURL]; len(names) > 0 && !nack {
 			b.ackBooked(typeURL, answered, names)
 		}
 	}
@@ -167,7 +171,7 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 	c.s.metrics.nacks.WithLabelValues(metricRole(role), typeURL).Inc()
 	n := Nack{Role: role, NodeID: nodeID, TypeURL: typeURL, Detail: detail, Identity: identity}
 	if answered != nil {
-		n.Names, n.Versions = answered.resources()
+		n.Names, n.Versions = answered.namesAndVersions()
 	}
 	c.s.log.Warn().Str("role", role).Str("node", nodeID).Str("id", identity).Str("type", typeURL).Str("nonce", nonce).
 		Strs("resources", n.Names).Str("detail", detail).Msg("client rejected a response (NACK)")
@@ -202,6 +206,12 @@ func (c *callbacks) sent(id streamID, typeURL string, sr sentResponse, n int) {
 	if b != nil {
 		sr.at = time.Now()
 		b.sent[typeURL] = append(b.sent[typeURL], sr)
+		if sr.sotw == nil {
+			if b.tables == nil {
+				b.tables = map[string]bool{}
+			}
+			b.tables[typeURL] = sr.table != nil
+		}
 		role, node = b.role, b.node
 		if b.guard != nil && b.timer == nil {
 			b.timer = time.AfterFunc(b.guard.limit, func() { c.checkStall(id) })
@@ -262,62 +272,94 @@ func (c *callbacks) checkStall(id streamID) {
 	b.guard.kill(errStalled{"unanswered", fmt.Sprintf("a response was neither acknowledged nor rejected for %s", b.guard.limit)})
 }
 
-// ack records what an acknowledged response carried (c.mu held).
-func (b *streamBook) ack(typeURL string, sr *sentResponse) {
+// ack records what an acknowledged (or, nack, rejected) response carried (c.mu held).
+func (b *streamBook) ack(typeURL string, sr *sentResponse, nack bool) {
+	h := b.heldOf(typeURL)
+	if nack {
+		h.refused(sr)
+	} else {
+		h.took(sr)
+	}
+}
+
+// heldOf is the book of typeURL, made when missing (c.mu held).
+func (b *streamBook) heldOf(typeURL string) *held {
 	if b.acked == nil {
-		b.acked = map[string]map[string]string{}
+		b.acked = map[string]*held{}
 	}
-	held := b.acked[typeURL]
-	if sr.sotw != nil {
-		held = map[string]string{} // the response is the client's whole set of the type
-		names, versions := sr.resources()
-		for _, n := range names {
-			held[n] = versions[n]
-		}
-		b.acked[typeURL] = held
-		return
+	h := b.acked[typeURL]
+	if h == nil {
+		h = &held{}
+		b.acked[typeURL] = h
 	}
-	if held == nil {
-		held = make(map[string]string, len(sr.names))
-		b.acked[typeURL] = held
-	}
-	for _, n := range sr.removed {
-		delete(held, n)
-	}
-	for n, v := range sr.versions {
-		held[n] = v
-	}
+	return h
 }
 
 // ackBooked records, of what an acknowledged response carried, the names booked
 // (c.mu held).
 func (b *streamBook) ackBooked(typeURL string, sr *sentResponse, booked map[string]bool) {
-	if b.acked == nil {
-		b.acked = map[string]map[string]string{}
-	}
-	held := b.acked[typeURL]
-	if held == nil {
-		held = map[string]string{}
-		b.acked[typeURL] = held
+	h := b.heldOf(typeURL)
+	if h.own == nil {
+		h.own = map[string]string{}
 	}
 	if sr.sotw != nil {
-		names, versions := sr.resources()
-		clear(held) // the response is the client's whole set of the type
+		names, versions := sr.namesAndVersions()
+		clear(h.own) // the response is the client's whole set of the type
 		for _, n := range names {
 			if booked[n] {
-				held[n] = versions[n]
+				h.own[n] = versions[n]
 			}
 		}
 		return
 	}
 	for _, n := range sr.removed {
-		delete(held, n)
+		delete(h.own, n)
 	}
-	for n, v := range sr.versions {
-		if booked[n] {
-			held[n] = v
+	for _, r := range sr.resources {
+		if booked[r.GetName()] {
+			h.own[r.GetName()] = r.GetVersion()
 		}
 	}
+}
+
+// keepTablesWhole takes the names a delta request unsubscribes from out of it, to the
+// delta set (takeUnsubscribed), when the stream's known versions of the type are a
+// version table other streams share: go-control-plane would delete them from the
+// table. The wildcard itself ("*") stays: unsubscribing from it edits no map.
+func (c *callbacks) keepTablesWhole(id streamID, req *discovery.DeltaDiscoveryRequest) {
+	if len(req.GetResourceNamesUnsubscribe()) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b := c.streams[id]; b == nil || !b.tables[req.GetTypeUrl()] {
+		return
+	}
+	var names, wildcard []string
+	for _, n := range req.GetResourceNamesUnsubscribe() {
+		if n == "*" {
+			wildcard = append(wildcard, n)
+		} else {
+			names = append(names, n)
+		}
+	}
+	req.ResourceNamesUnsubscribe = wildcard
+	if len(names) == 0 {
+		return
+	}
+	if c.unsubscribed == nil || len(c.unsubscribed) >= maxHanded {
+		c.unsubscribed = map[*discovery.DeltaDiscoveryRequest][]string{}
+	}
+	c.unsubscribed[req] = names
+}
+
+// takeUnsubscribed is what keepTablesWhole took out of req.
+func (c *callbacks) takeUnsubscribed(req *discovery.DeltaDiscoveryRequest) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	names := c.unsubscribed[req]
+	delete(c.unsubscribed, req)
+	return names
 }
 
 // Book makes the books keep, from now on, which clients acknowledge names of typeURL,
@@ -348,9 +390,9 @@ func (s *Server) Unbook(typeURL string, names ...string) {
 		delete(c.booked[typeURL], n)
 	}
 	for _, b := range c.streams {
-		if held := b.acked[typeURL]; held != nil {
+		if h := b.acked[typeURL]; h != nil {
 			for _, n := range names {
-				delete(held, n)
+				delete(h.own, n)
 			}
 		}
 	}
@@ -373,17 +415,22 @@ func (s *Server) EachAcked(role, typeURL string, f func(node string, acked map[s
 	defer c.mu.Unlock()
 	for _, b := range c.streams {
 		if b.role == role {
-			f(b.node, b.acked[typeURL])
+			f(b.node, b.acked[typeURL].view())
 		}
 	}
 }
 
-// resources are the names and versions of what a response carried.
-func (sr *sentResponse) resources() ([]string, map[string]string) {
-	if sr.sotw == nil {
-		return sr.names, sr.versions
-	}
+// namesAndVersions are the names and versions of what a response carried.
+func (sr *sentResponse) namesAndVersions() ([]string, map[string]string) {
 	versions := map[string]string{}
+	if sr.sotw == nil {
+		names := make([]string, 0, len(sr.resources))
+		for _, r := range sr.resources {
+			names = append(names, r.GetName())
+			versions[r.GetName()] = r.GetVersion()
+		}
+		return names, versions
+	}
 	var names []string
 	for _, a := range sr.sotw.GetResources() {
 		name := a.GetTypeUrl()
@@ -400,11 +447,11 @@ func (sr *sentResponse) resources() ([]string, map[string]string) {
 // acknowledged the version of typeURL's (RouteType's) resources that is published now: none has a
 // response of that type unanswered, and each version it acknowledged is the one served.
 func (s *Server) CaughtUp(typeURL string) bool {
-	type held struct {
+	type book struct {
 		role  string
 		acked map[string]string
 	}
-	var all []held
+	var all []book
 	c := s.cb
 	c.mu.Lock()
 	for _, b := range c.streams {
@@ -415,7 +462,7 @@ func (s *Server) CaughtUp(typeURL string) bool {
 			c.mu.Unlock()
 			return false
 		}
-		all = append(all, held{b.role, maps.Clone(b.acked[typeURL])})
+		all = append(all, book{b.role, b.acked[typeURL].snapshot()})
 	}
 	c.mu.Unlock()
 	for _, h := range all {
@@ -444,9 +491,9 @@ func (s *Server) ServedBy(role, typeURL string, names []string) (counts []int, t
 			continue
 		}
 		total++
-		acked := b.acked[typeURL]
+		h := b.acked[typeURL]
 		for i, n := range names {
-			if want[i] != "" && acked[n] == want[i] {
+			if v, ok := h.version(n); ok && want[i] != "" && v == want[i] {
 				counts[i]++
 			}
 		}
@@ -466,7 +513,7 @@ func (s *Server) CaughtUpCount(role, typeURL string) (n, total int) {
 		}
 		total++
 		if len(b.sent[typeURL]) == 0 {
-			held = append(held, maps.Clone(b.acked[typeURL]))
+			held = append(held, b.acked[typeURL].snapshot())
 		}
 	}
 	c.mu.Unlock()

@@ -18,12 +18,12 @@ func TestAnAnsweredResponseIsNotKept(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pending := make([]sentResponse, 0, 4)
 			for _, n := range []string{"a", "b", "c"} {
-				pending = append(pending, sentResponse{nonce: n, versions: map[string]string{"svc": "v-" + n}})
+				pending = append(pending, sentResponse{nonce: n, removed: []string{"svc-" + n}})
 			}
 			array := weak.Make(&pending[0])
 			answered, rest := settle(pending, tc.nonce)
 			pending = nil
-			if answered == nil || answered.nonce != tc.nonce || answered.versions["svc"] != "v-"+tc.nonce {
+			if answered == nil || answered.nonce != tc.nonce || answered.removed[0] != "svc-"+tc.nonce {
 				t.Fatalf("answered %+v, want the response of nonce %q", answered, tc.nonce)
 			}
 			var got []string

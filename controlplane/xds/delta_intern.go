@@ -12,9 +12,11 @@ import (
 // the names it subscribes to: a name and a 64-character hash per resource), would
 // stay for as long as the stream lives, one copy per client. It runs on the stream's
 // goroutine (createWatch), the only one using the subscription's maps then; what the
-// maps hold is unchanged.
-func (w *deltaSet) intern(sub cachev3.Subscription) {
-	if known := sub.ReturnedResources(); len(known) > 0 {
+// maps hold is unchanged. The known versions are interned only while they are the
+// map req announced (go-control-plane's subscription starts with it); any other is one
+// the set handed out, possibly a version table other streams share.
+func (w *deltaSet) intern(req *cachev3.DeltaRequest, sub cachev3.Subscription) {
+	if known := sub.ReturnedResources(); len(known) > 0 && mapAddr(known) == mapAddr(req.GetInitialResourceVersions()) {
 		var names []string
 		for name, v := range known {
 			if r, ok := w.resources[name]; ok && (!sameString(name, r.name) || v == r.version() && !sameString(v, r.version())) {

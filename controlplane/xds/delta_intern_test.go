@@ -18,7 +18,7 @@ import (
 // since the clients are up to date.
 func TestInternKeepsWhatClientsHold(t *testing.T) {
 	const typ = EndpointType
-	ds := newDeltaSet(typ, "p-")
+	ds := newDeltaSet(typ, "p-", nil)
 	upsert := map[string]wireResource{}
 	for i := range 20 {
 		name := fmt.Sprintf("bench.svc-%05d", i)
@@ -45,10 +45,12 @@ func TestInternKeepsWhatClientsHold(t *testing.T) {
 		if wildcard {
 			subscribe = []string{"*"}
 		}
-		sub := stream.NewDeltaSubscription(subscribe, nil, maps.Clone(announced), false)
+		// The subscription starts with the map the request announced, as go-control-plane's.
+		initial := maps.Clone(announced)
+		sub := stream.NewDeltaSubscription(subscribe, nil, initial, false)
 		ch := make(chan cachev3.DeltaResponse, 1)
-		req := &discovery.DeltaDiscoveryRequest{TypeUrl: typ, ResourceNamesSubscribe: subscribe, InitialResourceVersions: announced}
-		if _, err := ds.createWatch(req, sub, ch); err != nil {
+		req := &discovery.DeltaDiscoveryRequest{TypeUrl: typ, ResourceNamesSubscribe: subscribe, InitialResourceVersions: initial}
+		if _, err := ds.createWatch(req, sub, ch, nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := sub.ReturnedResources(); !maps.Equal(got, announced) {

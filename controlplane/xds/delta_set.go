@@ -42,6 +42,64 @@ type deltaSet struct {
 	logFrom   uint64
 	sent      map[chan cachev3.DeltaResponse]sentMark // by stream
 	watches   map[*setWatch]struct{}
+	table     *versionTable // of change seq, once a wildcard stream was brought to it
+	handed    *handedTables // where the books find the table a response was sent with
+}
+
+// versionTable is the version of every resource a set served after one change, in a
+// map that is never modified once made. Each wildcard stream the set brings up to that
+// change holds the same table as its known versions (go-control-plane's returned
+// resources), where a map of its own would repeat every name and version once per
+// client; the books keep it as what the client acknowledged.
+type versionTable struct {
+	seq uint64
+	m   map[string]string
+}
+
+// handedTables are the version tables sent with responses, from the set that made each
+// response until the books take them (callbacks.OnStreamDeltaResponse).
+type handedTables struct {
+	mu sync.Mutex
+	m  map[*discovery.DeltaDiscoveryResponse]*versionTable
+}
+
+// maxHanded bounds handedTables: a response whose stream ended before it was sent
+// is never taken. A table forgotten is no error: the books then keep a map of their own.
+const maxHanded = 1 << 14
+
+func (h *handedTables) put(resp *discovery.DeltaDiscoveryResponse, t *versionTable) {
+	if h == nil {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil || len(h.m) >= maxHanded {
+		h.m = map[*discovery.DeltaDiscoveryResponse]*versionTable{}
+	}
+	h.m[resp] = t
+}
+
+func (h *handedTables) take(resp *discovery.DeltaDiscoveryResponse) *versionTable {
+	if h == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t := h.m[resp]
+	delete(h.m, resp)
+	return t
+}
+
+// current is the version table of what is served now (w.mu held).
+func (w *deltaSet) current() *versionTable {
+	if w.table == nil || w.table.seq != w.seq {
+		m := make(map[string]string, len(w.resources))
+		for _, r := range w.resources {
+			m[r.name] = r.version()
+		}
+		w.table = &versionTable{seq: w.seq, m: m}
+	}
+	return w.table
 }
 
 // maxLog is how many changed names the log keeps; a client further behind is
@@ -74,16 +132,23 @@ type sentMark struct {
 	known uintptr
 	n     int
 	seq   uint64
+	// covers says the client subscribed to every name served then (as Envoy subscribes
+	// to the endpoints of every cluster), so it holds the version table.
+	covers bool
 }
 
 type setWatch struct {
 	req *discovery.DeltaDiscoveryRequest
 	sub cachev3.Subscription
 	ch  chan cachev3.DeltaResponse
+	// known, when set, is what the client holds instead of the subscription's returned
+	// resources: those, with the names it unsubscribed from taken out as
+	// go-control-plane would have (unsubscribe).
+	known map[string]string
 }
 
-func newDeltaSet(typeURL, prefix string) *deltaSet {
-	return &deltaSet{typeURL: typeURL, prefix: prefix, resources: map[string]wireResource{},
+func newDeltaSet(typeURL, prefix string, handed *handedTables) *deltaSet {
+	return &deltaSet{typeURL: typeURL, prefix: prefix, resources: map[string]wireResource{}, handed: handed,
 		sent: map[chan cachev3.DeltaResponse]sentMark{}, watches: map[*setWatch]struct{}{}}
 }
 
@@ -123,17 +188,22 @@ func (w *deltaSet) update(upsert map[string]wireResource, remove []string) error
 }
 
 // createWatch answers req now when the client misses something (or this is its first
-// request), else when it does.
-func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, ch chan cachev3.DeltaResponse) (func(), error) {
+// request), else when it does. unsubscribed are names req unsubscribed from that the
+// server was not shown (callbacks.keepTablesWhole): the subscription's returned
+// resources are a version table then, which must stay as it is.
+func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, ch chan cachev3.DeltaResponse, unsubscribed []string) (func(), error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(req.GetResourceNamesSubscribe()) > 0 || len(req.GetResourceNamesUnsubscribe()) > 0 {
+	if len(req.GetResourceNamesSubscribe()) > 0 || len(req.GetResourceNamesUnsubscribe()) > 0 || len(unsubscribed) > 0 {
 		delete(w.sent, ch) // the subscription's known versions may have been edited
 	}
 	if _, ok := w.sent[ch]; !ok {
-		w.intern(sub)
+		w.intern(req, sub)
 	}
 	wt := &setWatch{req: req, sub: sub, ch: ch}
+	if len(unsubscribed) > 0 {
+		wt.known = unsubscribe(sub, unsubscribed)
+	}
 	if sent, err := w.respond(wt, sub.IsWildcard() && req.GetResponseNonce() == ""); err != nil || sent {
 		return func() {}, err
 	}
@@ -148,19 +218,19 @@ func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscripti
 // respond sends wt what its client misses, if anything (or anyway when evenIfEmpty),
 // and says whether it sent.
 func (w *deltaSet) respond(wt *setWatch, evenIfEmpty bool) (bool, error) {
-	known := wt.sub.ReturnedResources()
+	known := wt.known
+	if known == nil {
+		known = wt.sub.ReturnedResources()
+	}
 	var changed []missed
 	var removed []string
 	var err error
-	next := known
+	incremental, covers := false, false
 	if m, ok := w.sent[wt.ch]; ok && m.seq >= w.logFrom && known != nil && m.known == mapAddr(known) && len(known) == m.n {
-		changed, removed, err = w.since(m.seq, known, wt.sub)
+		incremental = true
+		changed, removed, covers, err = w.since(m.seq, m.covers, known, wt.sub)
 	} else {
-		changed, removed, err = w.all(known, wt.sub)
-		next = maps.Clone(known)
-		if next == nil {
-			next = map[string]string{}
-		}
+		changed, removed, covers, err = w.all(known, wt.sub)
 	}
 	if err != nil {
 		return false, fmt.Errorf("xds: %s: %w", w.typeURL, err)
@@ -170,26 +240,65 @@ func (w *deltaSet) respond(wt *setWatch, evenIfEmpty bool) (bool, error) {
 	}
 	resp := &discovery.DeltaDiscoveryResponse{TypeUrl: w.typeURL, SystemVersionInfo: w.prefix + strconv.FormatUint(w.seq, 10),
 		RemovedResources: removed, Resources: make([]*discovery.Resource, 0, len(changed))}
-	// next is the subscription's own map when only the changes were looked at: the
-	// server hands it back as the returned resources of the next request, and nothing
-	// reads it meanwhile (the stream's watch is cancelled before its subscription is).
 	for _, c := range changed {
 		out, err := w.wire(c.name)
 		if err != nil {
 			return false, err
 		}
 		resp.Resources = append(resp.Resources, out)
-		next[c.name] = c.version
 	}
-	for _, name := range removed {
-		delete(next, name)
+	// next becomes the subscription's returned resources. A wildcard client now holds
+	// what is served, and so does a named one subscribed to every name served: the
+	// current version table, shared. Any other gets a map of its own: the
+	// subscription's when only the changes were looked at (the server hands it back
+	// with the next request, and nothing reads it meanwhile: the stream's watch is
+	// cancelled before its subscription is), a copy otherwise.
+	var next map[string]string
+	if wt.sub.IsWildcard() || covers {
+		table := w.current()
+		next = table.m
+		w.handed.put(resp, table)
+	} else {
+		next = known
+		if !incremental || wt.known != nil || next == nil {
+			next = maps.Clone(known)
+			if next == nil {
+				next = map[string]string{}
+			}
+		}
+		for _, c := range changed {
+			next[c.name] = c.version
+		}
+		for _, name := range removed {
+			delete(next, name)
+		}
 	}
-	w.sent[wt.ch] = sentMark{known: mapAddr(next), n: len(next), seq: w.seq}
+	w.sent[wt.ch] = sentMark{known: mapAddr(next), n: len(next), seq: w.seq, covers: covers}
 	if len(w.sent) > 4*maxLog { // streams gone: forget them all, the next watch of each is compared in full
 		clear(w.sent)
 	}
 	wt.ch <- &cachev3.DeltaPassthroughResponse{DeltaRequest: wt.req, NextVersionMap: next, DeltaDiscoveryResponse: resp}
 	return true, nil
+}
+
+// unsubscribe is what the client of sub holds once it unsubscribed from names, as
+// go-control-plane's Subscription.UpdateResourceSubscriptions makes it, but in a copy:
+// the returned resources stay as they are. The names leave the subscription.
+func unsubscribe(sub cachev3.Subscription, names []string) map[string]string {
+	known := maps.Clone(sub.ReturnedResources())
+	if known == nil {
+		known = map[string]string{}
+	}
+	subscribed := sub.SubscribedResources()
+	for _, name := range names {
+		if _, ok := subscribed[name]; ok && sub.IsWildcard() {
+			known[name] = "" // sent again, or removed, as for a client that never had it
+		} else {
+			delete(known, name)
+		}
+		delete(subscribed, name)
+	}
+	return known
 }
 
 // missed is a resource a client misses, with its version.
@@ -204,8 +313,11 @@ func differs(name string, r wireResource, v string, was bool) (missed, bool, err
 	return missed{name, version}, !was || v != version, nil
 }
 
-// since is what changed after seq, is subscribed to, and differs from known.
-func (w *deltaSet) since(seq uint64, known map[string]string, sub cachev3.Subscription) (changed []missed, removed []string, err error) {
+// since is what changed after seq, is subscribed to, and differs from known; covers
+// says whether a named subscription still covers every name served, as it did at seq
+// when covered (a name served since that it did not subscribe to is in the log).
+func (w *deltaSet) since(seq uint64, covered bool, known map[string]string, sub cachev3.Subscription) (changed []missed, removed []string, covers bool, err error) {
+	covers = covered
 	seen := map[string]bool{}
 	wildcard, subscribed := sub.IsWildcard(), sub.SubscribedResources()
 	for i := len(w.log) - 1; i >= 0 && w.log[i].seq > seq; i-- {
@@ -215,18 +327,21 @@ func (w *deltaSet) since(seq uint64, known map[string]string, sub cachev3.Subscr
 		}
 		seen[name] = true
 		if _, ok := subscribed[name]; !wildcard && !ok {
+			if _, served := w.resources[name]; served {
+				covers = false
+			}
 			continue
 		}
 		if err := w.compare(name, known, &changed, &removed); err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 	}
-	return changed, removed, nil
+	return changed, removed, covers, nil
 }
 
 // all compares every resource (or, for a named subscription, every name subscribed)
-// with known.
-func (w *deltaSet) all(known map[string]string, sub cachev3.Subscription) (changed []missed, removed []string, err error) {
+// with known; covers says whether a named subscription covers every name served.
+func (w *deltaSet) all(known map[string]string, sub cachev3.Subscription) (changed []missed, removed []string, covers bool, err error) {
 	if !sub.IsWildcard() {
 		return w.allNamed(known, sub.SubscribedResources())
 	}
@@ -234,7 +349,7 @@ func (w *deltaSet) all(known map[string]string, sub cachev3.Subscription) (chang
 		v, was := known[name]
 		c, diff, err := differs(name, r, v, was)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 		if diff {
 			changed = append(changed, c)
@@ -245,7 +360,7 @@ func (w *deltaSet) all(known map[string]string, sub cachev3.Subscription) (chang
 			removed = append(removed, name)
 		}
 	}
-	return changed, removed, nil
+	return changed, removed, false, nil
 }
 
 // compare adds name to changed when what is served under it differs from what the
@@ -273,10 +388,14 @@ func mapAddr(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() 
 
 // allNamed compares each name subscribed with known; a name known but no longer
 // served, or no longer subscribed to, is removed.
-func (w *deltaSet) allNamed(known map[string]string, subscribed map[string]struct{}) (changed []missed, removed []string, err error) {
+func (w *deltaSet) allNamed(known map[string]string, subscribed map[string]struct{}) (changed []missed, removed []string, covers bool, err error) {
+	served := 0
 	for name := range subscribed {
+		if _, ok := w.resources[name]; ok {
+			served++
+		}
 		if err := w.compare(name, known, &changed, &removed); err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
 		}
 	}
 	for name := range known {
@@ -284,7 +403,7 @@ func (w *deltaSet) allNamed(known map[string]string, subscribed map[string]struc
 			removed = append(removed, name)
 		}
 	}
-	return changed, removed, nil
+	return changed, removed, served == len(w.resources), nil
 }
 
 // wire is the discovery.Resource of name as served now, built on first use.

@@ -27,7 +27,8 @@ func TestNamedWatchesAnswerAsLinearCache(t *testing.T) {
 	const typ = EndpointType
 	rng := rand.New(rand.NewPCG(7, 8))
 	lc := cachev3.NewLinearCache(typ, cachev3.WithVersionPrefix("p-"))
-	ds := newDeltaSet(typ, "p-")
+	var handed handedTables
+	ds := newDeltaSet(typ, "p-", &handed)
 	publish := func(upsert map[string]types.Resource, remove []string) {
 		t.Helper()
 		wires := map[string]wireResource{}
@@ -58,7 +59,11 @@ func TestNamedWatchesAnswerAsLinearCache(t *testing.T) {
 		cancelL    func()
 		cancelD    func()
 		nonce      int
+		table      bool // deltaSet's last response gave a version table
 	}
+	// watch asks both again. Names unsubscribed from are kept from go-control-plane
+	// (and handed to the set) when the set's subscription holds a version table, as
+	// callbacks.keepTablesWhole does.
 	watch := func(c *client, subscribe, unsubscribe []string) {
 		t.Helper()
 		for _, cancel := range []func(){c.cancelL, c.cancelD} {
@@ -74,7 +79,12 @@ func TestNamedWatchesAnswerAsLinearCache(t *testing.T) {
 		if c.cancelL, err = lc.CreateDeltaWatch(req, c.subL, c.chL); err != nil {
 			t.Fatal(err)
 		}
-		if c.cancelD, err = ds.createWatch(req, c.subD, c.chD); err != nil {
+		reqD, taken := req, []string(nil)
+		if c.table && len(unsubscribe) > 0 {
+			reqD = &discovery.DeltaDiscoveryRequest{TypeUrl: typ, ResourceNamesSubscribe: subscribe, ResponseNonce: req.ResponseNonce}
+			taken = unsubscribe
+		}
+		if c.cancelD, err = ds.createWatch(reqD, c.subD, c.chD, taken); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -122,12 +132,18 @@ func TestNamedWatchesAnswerAsLinearCache(t *testing.T) {
 			}
 			c.subL.SetReturnedResources(rl.GetNextVersionMap())
 			c.subD.SetReturnedResources(rd.GetNextVersionMap())
+			resp, _ := rd.GetDeltaDiscoveryResponse()
+			c.table = handed.take(resp) != nil
 			c.nonce++
 			var sub, unsub []string
 			if rng.IntN(4) == 0 && i != 5 {
 				sub, unsub = []string{name(rng.IntN(80))}, []string{name(rng.IntN(80))}
 				c.subL.UpdateResourceSubscriptions(sub, unsub)
-				c.subD.UpdateResourceSubscriptions(sub, unsub)
+				if c.table {
+					c.subD.UpdateResourceSubscriptions(sub, nil)
+				} else {
+					c.subD.UpdateResourceSubscriptions(sub, unsub)
+				}
 			}
 			watch(c, sub, unsub)
 		}

@@ -27,7 +27,7 @@ func (d dispatch) CreateWatch(req *cachev3.Request, sub cachev3.Subscription, ch
 
 func (d dispatch) CreateDeltaWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, ch chan cachev3.DeltaResponse) (func(), error) {
 	return d.s.watch(req.GetNode(), req.GetTypeUrl(), func(r *role) (func(), error) {
-		return r.sets[req.GetTypeUrl()].createWatch(req, sub, ch)
+		return r.sets[req.GetTypeUrl()].createWatch(req, sub, ch, d.s.cb.takeUnsubscribed(req))
 	})
 }
 

@@ -35,6 +35,9 @@ func startServer(t *testing.T) *testServer {
 	ts.Server = xds.NewServer(xds.Options{
 		Log: testLog(t), Registerer: ts.reg,
 		OnNack: func(n xds.Nack) { ts.nacks <- n },
+		// The control plane's books keep what clients acknowledged only when someone
+		// is told of it.
+		OnAcked: func(string, string) {},
 	})
 	g := grpc.NewServer(xds.GRPCServerOptions()...)
 	ts.Register(g)

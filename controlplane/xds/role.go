@@ -79,7 +79,7 @@ func (s *Server) newRole(name string) *role {
 	r := &role{name: name, caches: map[string]*cachev3.LinearCache{}, filled: map[string]bool{}, sets: map[string]*deltaSet{}, served: map[string]map[string]served{}, index: newIndex(), vhosts: map[string]vhostMemo{}, routeRefs: map[string]refCounts{}}
 	for _, t := range roleTypes(name) {
 		r.caches[t] = cachev3.NewLinearCache(t, cachev3.WithVersionPrefix(s.prefix), cachev3.WithLogger(cacheLogger{s.log}))
-		r.sets[t] = newDeltaSet(t, s.prefix)
+		r.sets[t] = newDeltaSet(t, s.prefix, &s.handed)
 		r.served[t] = map[string]served{}
 	}
 	return r

@@ -78,7 +78,8 @@ type Server struct {
 	cb      *callbacks
 	prefix  string // version prefix of this process's caches (state-of-the-world versions)
 
-	publishMu sync.Mutex // serialises Publish
+	publishMu sync.Mutex   // serialises Publish
+	handed    handedTables // version tables sent, until the books take them
 
 	mu      sync.RWMutex // guards roles and pending
 	roles   map[string]*role
