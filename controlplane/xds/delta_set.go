@@ -90,15 +90,30 @@ func (h *handedTables) take(resp *discovery.DeltaDiscoveryResponse) *versionTabl
 	return t
 }
 
-// current is the version table of what is served now (w.mu held).
+// current is the version table of what is served now (w.mu held): the last one
+// copied with the names changed since, or, past the log, made anew.
 func (w *deltaSet) current() *versionTable {
-	if w.table == nil || w.table.seq != w.seq {
-		m := make(map[string]string, len(w.resources))
+	if w.table != nil && w.table.seq == w.seq {
+		return w.table
+	}
+	var m map[string]string
+	if w.table != nil && w.table.seq >= w.logFrom {
+		m = maps.Clone(w.table.m)
+		for i := len(w.log) - 1; i >= 0 && w.log[i].seq > w.table.seq; i-- {
+			name := w.log[i].name
+			if r, ok := w.resources[name]; ok {
+				m[r.name] = r.version()
+			} else {
+				delete(m, name)
+			}
+		}
+	} else {
+		m = make(map[string]string, len(w.resources))
 		for _, r := range w.resources {
 			m[r.name] = r.version()
 		}
-		w.table = &versionTable{seq: w.seq, m: m}
 	}
+	w.table = &versionTable{seq: w.seq, m: m}
 	return w.table
 }
 

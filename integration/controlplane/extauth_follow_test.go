@@ -80,10 +80,10 @@ func TestExtauthFollowsTheControlPlane(t *testing.T) {
 			t.Errorf("while the control plane is away: %v", err)
 		}
 		// A new control plane with nothing published yet: extauth reconnects and waits,
-		// still serving what it has.
+		// still serving what it has (the server reads its stream once it has published).
 		next := startControlPlane(t, addr)
 		testbin.Eventually(t, patience, func() error {
-			if next.extauthClients() != 1 {
+			if next.streams.Load() != 1 {
 				return fmt.Errorf("extauth not reconnected yet")
 			}
 			return nil
@@ -95,5 +95,8 @@ func TestExtauthFollowsTheControlPlane(t *testing.T) {
 		testbin.Eventually(t, patience, func() error {
 			return c.verdicts("default.good", map[string]code.Code{"gamma": allow, "beta": deny})
 		})
+		if n := next.extauthClients(); n != 1 {
+			t.Errorf("%v extauth clients counted once published, want 1", n)
+		}
 	})
 }

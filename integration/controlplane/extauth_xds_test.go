@@ -6,6 +6,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +34,9 @@ type controlPlane struct {
 	reg   *prometheus.Registry
 	mu    sync.Mutex
 	nacks []xds.Nack
+	// streams counts the ADS streams open, read or not: the server reads none before
+	// its first publish.
+	streams atomic.Int64
 }
 
 func startControlPlane(t *testing.T, addr string) *controlPlane {
@@ -43,7 +47,11 @@ func startControlPlane(t *testing.T, addr string) *controlPlane {
 		defer cp.mu.Unlock()
 		cp.nacks = append(cp.nacks, n)
 	}})
-	cp.grpc = grpc.NewServer()
+	cp.grpc = grpc.NewServer(grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		cp.streams.Add(1)
+		defer cp.streams.Add(-1)
+		return handler(srv, ss)
+	}))
 	cp.srv.Register(cp.grpc)
 	var lis net.Listener
 	testbin.Eventually(t, patience, func() (err error) {
