@@ -99,7 +99,6 @@ func (s *Server) PublishChanged(roleName string, r Resources, changed Changed) e
 		delete(s.pending, roleName)
 		s.mu.Unlock()
 		s.startPending(rl, waiting)
-		s.publishedOnce.Do(func() { close(s.published) })
 	}
 	s.metrics.published(rl, time.Since(start))
 	s.log.Debug().Str("role", roleName).Int("changed", len(c.upsert)).Int("removed", len(c.remove)).

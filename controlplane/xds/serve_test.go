@@ -303,29 +303,3 @@ func TestLargeNackIsReported(t *testing.T) {
 		t.Fatal("a NACK of 6 MiB was not reported")
 	}
 }
-
-// TestStreamsAreReadOnceSomethingIsPublished opens a stream before anything is
-// published: its request, announcing what the client holds, is not read (the client
-// is not counted) until the first Publish, and then it is answered.
-func TestStreamsAreReadOnceSomethingIsPublished(t *testing.T) {
-	s := startServer(t)
-	held := map[string]string{}
-	for i := range 2000 {
-		held[xdstest.ID(i)] = "an old version"
-	}
-	c := newDelta(t, s.addr, node("extauth-1", xds.RoleExtauth), map[string]map[string]string{xds.ExtAuthConfigType: held}, xds.ExtAuthConfigType)
-	time.Sleep(200 * time.Millisecond) // what the request has to arrive in, were it read
-	if n := testutil.ToFloat64(mustVec(t, s, "gatehouse_xds_clients", xds.RoleExtauth)); n != 0 {
-		t.Fatalf("%v extauth clients counted before the first publish: the request was read", n)
-	}
-	if err := s.Publish(xds.RoleExtauth, xdstest.Extauth(2)); err != nil {
-		t.Fatal(err)
-	}
-	r := c.next()
-	if len(r.GetResources()) != 2 || len(r.GetRemovedResources()) != 1998 {
-		t.Errorf("first response: %d configs and %d removals, want 2 and 1998", len(r.GetResources()), len(r.GetRemovedResources()))
-	}
-	if n := testutil.ToFloat64(mustVec(t, s, "gatehouse_xds_clients", xds.RoleExtauth)); n != 1 {
-		t.Errorf("%v extauth clients counted after the first publish, want 1", n)
-	}
-}

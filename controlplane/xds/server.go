@@ -81,11 +81,6 @@ type Server struct {
 	publishMu sync.Mutex   // serialises Publish
 	handed    handedTables // version tables sent, until the books take them
 
-	// published is closed by the first Publish: until then ADS streams are left
-	// unread (stall.go, boundedADS).
-	published     chan struct{}
-	publishedOnce sync.Once
-
 	mu      sync.RWMutex // guards roles and pending
 	roles   map[string]*role
 	pending map[string][]*pendingWatch
@@ -96,13 +91,12 @@ type Server struct {
 // empties its clients before its first complete Publish.
 func NewServer(o Options) *Server {
 	s := &Server{
-		o:         o,
-		log:       o.Log.With().Str("subsystem", "xds").Logger(), // the caller's logger names the component
-		metrics:   newMetrics(o.Registerer),
-		prefix:    strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
-		roles:     map[string]*role{},
-		pending:   map[string][]*pendingWatch{},
-		published: make(chan struct{}),
+		o:       o,
+		log:     o.Log.With().Str("subsystem", "xds").Logger(), // the caller's logger names the component
+		metrics: newMetrics(o.Registerer),
+		prefix:  strconv.FormatInt(time.Now().UnixNano(), 36) + "-",
+		roles:   map[string]*role{},
+		pending: map[string][]*pendingWatch{},
 	}
 	s.cb = newCallbacks(s)
 	s.xds = serverv3.NewServer(context.Background(), dispatch{s}, s.cb)

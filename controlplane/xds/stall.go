@@ -62,39 +62,13 @@ func (g *stallGuard) send(write func() error) error {
 	return write()
 }
 
-// boundedADS is the ADS service with every stream under a stall guard. A stream
-// opened before the first Publish is not read until then: a control plane that
-// (re)starts while its clients reconnect decodes their requests, each announcing
-// every resource the client holds, after its first state is built, not meanwhile.
-// (The clients wait for that state anyway: nothing is sent before it.)
+// boundedADS is the ADS service with every stream under a stall guard.
 type boundedADS struct {
 	serverv3.Server
 	s *Server
 }
 
-// awaitPublish waits for the first Publish, or for the client to give up. A client
-// the server refuses is refused at once.
-func (s *Server) awaitPublish(ctx context.Context) error {
-	select {
-	case <-s.published:
-		return nil
-	default:
-	}
-	if _, err := s.authenticate(ctx); err != nil {
-		return err
-	}
-	select {
-	case <-s.published:
-		return nil
-	case <-ctx.Done():
-		return status.FromContextError(ctx.Err()).Err()
-	}
-}
-
 func (b boundedADS) DeltaAggregatedResources(st discovery.AggregatedDiscoveryService_DeltaAggregatedResourcesServer) error {
-	if err := b.s.awaitPublish(st.Context()); err != nil {
-		return err
-	}
 	g, ctx := b.s.newGuard(st.Context())
 	return b.s.guarded(g, ctx, func() error {
 		return b.Server.DeltaAggregatedResources(guardedDelta{st, ctx, g})
@@ -102,9 +76,6 @@ func (b boundedADS) DeltaAggregatedResources(st discovery.AggregatedDiscoverySer
 }
 
 func (b boundedADS) StreamAggregatedResources(st discovery.AggregatedDiscoveryService_StreamAggregatedResourcesServer) error {
-	if err := b.s.awaitPublish(st.Context()); err != nil {
-		return err
-	}
 	g, ctx := b.s.newGuard(st.Context())
 	return b.s.guarded(g, ctx, func() error {
 		return b.Server.StreamAggregatedResources(guardedSotw{st, ctx, g})
