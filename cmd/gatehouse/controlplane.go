@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"time"
 
+	"gatehouse.dev/gatehouse/internal/gcpolicy"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
@@ -298,7 +300,7 @@ func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOpti
 		cp.onSettings = d.settings
 		defer d.close()
 	}
-	cp.started = startGC()
+	cp.started = gcpolicy.Start()
 	if saver != nil {
 		g.Go(func() error { saver.Run(ctx); return nil })
 	}

@@ -1,4 +1,4 @@
-package main
+package gcpolicy
 
 import (
 	"runtime/debug"
@@ -14,23 +14,23 @@ func gogc() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// TestStartGC: the start collects at startGCPercent, and once done the control plane
-// runs at steadyGCPercent; a GOGC from the environment is left alone throughout.
-func TestStartGC(t *testing.T) {
+// TestStart: the start collects at StartPercent, and once done the control plane
+// runs at SteadyPercent; a GOGC from the environment is left alone throughout.
+func TestStart(t *testing.T) {
 	prev := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(prev) })
 
 	t.Run("default", func(t *testing.T) {
-		t.Setenv("GOGC", "") // startGC reads it: empty is unset
-		done := startGC()
-		if got := gogc(); got != startGCPercent {
-			t.Fatalf("GOGC during the start = %d, want %d", got, startGCPercent)
+		t.Setenv("GOGC", "") // Start reads it: empty is unset
+		done := Start()
+		if got := gogc(); got != StartPercent {
+			t.Fatalf("GOGC during the start = %d, want %d", got, StartPercent)
 		}
 		done()
 		deadline := time.Now().Add(10 * time.Second)
-		for gogc() != steadyGCPercent {
+		for gogc() != SteadyPercent {
 			if time.Now().After(deadline) {
-				t.Fatalf("GOGC after the start = %d, want %d", gogc(), steadyGCPercent)
+				t.Fatalf("GOGC after the start = %d, want %d", gogc(), SteadyPercent)
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -38,7 +38,7 @@ func TestStartGC(t *testing.T) {
 	t.Run("GOGC set", func(t *testing.T) {
 		debug.SetGCPercent(100)
 		t.Setenv("GOGC", "100")
-		done := startGC()
+		done := Start()
 		done()
 		time.Sleep(50 * time.Millisecond)
 		if got := gogc(); got != 100 {
