@@ -29,7 +29,7 @@ func pluginTestCommand(stdout, _ io.Writer) *cobra.Command {
 			if output != "table" && output != "json" {
 				return exit(2, fmt.Errorf("plugin test: -o %q: want table or json", output))
 			}
-			stepSym, config, err := readStepConfig(configFile)
+			stepSym, config, err := cases.ReadStep(configFile)
 			if err != nil {
 				return exit(2, fmt.Errorf("plugin test: --config: %w", err))
 			}

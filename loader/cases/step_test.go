@@ -1,12 +1,14 @@
-package main
+package cases_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"gatehouse.dev/gatehouse/loader/cases"
 )
 
-func TestPluginVerifyReadStepConfig(t *testing.T) {
+func TestReadStepTakesAStepOrItsConfig(t *testing.T) {
 	tests := []struct {
 		name, yaml, symbol, config string
 	}{
@@ -47,9 +49,9 @@ func TestPluginVerifyReadStepConfig(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			symbol, config, err := readStepConfig(path)
+			symbol, config, err := cases.ReadStep(path)
 			if err != nil || symbol != tt.symbol || string(config) != tt.config {
-				t.Errorf("readStepConfig = %q, %s, %v; want %q, %s", symbol, config, err, tt.symbol, tt.config)
+				t.Errorf("ReadStep = %q, %s, %v; want %q, %s", symbol, config, err, tt.symbol, tt.config)
 			}
 		})
 	}
