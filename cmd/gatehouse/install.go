@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 	"helm.sh/helm/v3/pkg/action"
@@ -14,13 +11,6 @@ import (
 
 	"gatehouse.dev/gatehouse/deploy/helm"
 )
-
-// releaseName is the Helm release `gatehouse install` makes.
-const releaseName = "gatehouse"
-
-// installTimeout bounds the wait for the chart's hooks (the certificate Job); it is
-// Helm's own default.
-const installTimeout = 5 * time.Minute
 
 type clusterOptions struct {
 	kubeconfig, namespace string
@@ -57,10 +47,6 @@ func installCommand(stdout, stderr io.Writer) *cobra.Command {
 			"release \"gatehouse\" of --namespace (created if needed), with the chart of this release.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			chrt, err := helm.Chart()
-			if err != nil {
-				return err
-			}
 			vals := map[string]any{}
 			if valuesFile != "" {
 				v, err := chartutil.ReadValuesFile(valuesFile)
@@ -73,12 +59,7 @@ func installCommand(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			in := action.NewInstall(cfg)
-			in.ReleaseName, in.Namespace, in.CreateNamespace = releaseName, o.namespace, true
-			// The certificate Job runs as a hook before the components start; Helm waits for
-			// it, and without a timeout it would wait forever for a Job that cannot run.
-			in.Timeout = installTimeout
-			rel, err := in.RunWithContext(cmd.Context(), chrt, vals)
+			rel, err := helm.Install(cmd.Context(), cfg, o.namespace, vals)
 			if err != nil {
 				return fmt.Errorf("install: %w", err)
 			}
@@ -104,10 +85,10 @@ func uninstallCommand(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = action.NewUninstall(cfg).Run(releaseName)
+			err = helm.Uninstall(cfg)
 			switch {
 			case err == nil:
-				fmt.Fprintf(stdout, "uninstalled release %s from namespace %s\n", releaseName, o.namespace)
+				fmt.Fprintf(stdout, "uninstalled release %s from namespace %s\n", helm.ReleaseName, o.namespace)
 			case !all:
 				return fmt.Errorf("uninstall: %w", err)
 			default:
@@ -117,7 +98,11 @@ func uninstallCommand(stdout, stderr io.Writer) *cobra.Command {
 				return nil
 			}
 			// Helm never deletes a chart's CRDs (that deletes every resource of them): --all does.
-			n, err := deleteCRDs(cmd.Context(), flags)
+			rc, err := flags.ToRESTConfig()
+			if err != nil {
+				return fmt.Errorf("uninstall --all: %w", err)
+			}
+			n, err := helm.DeleteCRDs(cmd.Context(), rc)
 			if err != nil {
 				return fmt.Errorf("uninstall --all: %w", err)
 			}
@@ -128,18 +113,4 @@ func uninstallCommand(stdout, stderr io.Writer) *cobra.Command {
 	o.addFlags(cmd)
 	cmd.Flags().BoolVar(&all, "all", false, "also delete the CRDs, and with them every VirtualService, Upstream, AuthConfig and Settings")
 	return cmd
-}
-
-var errNoCRDs = errors.New("the embedded chart has no CRDs")
-
-func deleteCRDs(ctx context.Context, flags *genericclioptions.ConfigFlags) (int, error) {
-	chrt, err := helm.Chart()
-	if err != nil {
-		return 0, err
-	}
-	crds := chrt.CRDObjects()
-	if len(crds) == 0 {
-		return 0, errNoCRDs
-	}
-	return deleteCRDObjects(ctx, flags, crds)
 }
