@@ -77,12 +77,12 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 				return exit(2, err)
 			}
 			if ko.enabled {
-				mem, saver := openState(log, o.statePath(), "", "kube")
-				src, err := newKubeSource(log, ko, mem)
+				st := openState(log, o.statePath(), "", "kube")
+				src, err := newKubeSource(log, ko, st.memory())
 				if err != nil {
 					return exit(2, err)
 				}
-				return runControlplane(cmd.Context(), log, o, src, mem, saver)
+				return runControlplane(cmd.Context(), log, o, src, st)
 			}
 			if o.state == "" && !o.noState {
 				if o.state, err = state.DefaultPath(o.resources); err != nil {
@@ -90,11 +90,11 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 				}
 			}
 			dir := &source.Dir{Path: o.resources, Log: log, Debounce: o.debounce}
-			mem, saver := openState(log, o.statePath(), o.resources, "dir "+o.resources)
-			if mem != nil {
+			st := openState(log, o.statePath(), o.resources, "dir "+o.resources)
+			if mem := st.memory(); mem != nil {
 				dir.Memory = mem
 			}
-			return runControlplane(cmd.Context(), log, o, dir, mem, saver)
+			return runControlplane(cmd.Context(), log, o, dir, st)
 		},
 	}
 	admin := defaultAdminListen
@@ -141,9 +141,11 @@ type controlplane struct {
 	started func()
 }
 
-func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound, stall time.Duration, mem *state.Memory, saver *state.Saver) (*controlplane, error) {
+func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound, stall time.Duration, st *cpState) (*controlplane, error) {
 	grpcOpts := xds.GRPCServerOptions()
 	xo := xds.Options{Log: log, StallTimeout: stall}
+	xo.OnConnect = func(role, node string) { st.joined(log, role, node) }
+	xo.OnDisconnect = func(role, node string) { st.left(log, role, node) }
 	var certs *mtls.Folder
 	if xdsTLSDir != "" {
 		f, err := mtls.LoadAs(xdsTLSDir, mtls.RoleControlplane, log)
@@ -199,11 +201,12 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound, 
 			}
 		}
 	}
-	if mem != nil {
-		po.Memory = mem
-	}
-	if saver != nil {
-		po.OnServing = saver.Offer
+	if st != nil {
+		if st.mem != nil {
+			po.Memory = st.mem
+		}
+		po.OnServing = st.saver.Offer
+		po.Replicas = st.remembered
 	}
 	cp.pipeline = pipeline.New(po)
 	cp.metrics = snapshots.NewMetrics(promReg, cp.pipeline.Overview)
@@ -283,8 +286,8 @@ func (o controlplaneOptions) statePath() string {
 	return o.state
 }
 
-func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source, mem *state.Memory, saver *state.Saver) error {
-	cp, err := newControlplane(log, o.xdsListen, o.xdsTLSDir, o.ackBound, o.stall, mem, saver)
+func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOptions, src source.Source, st *cpState) error {
+	cp, err := newControlplane(log, o.xdsListen, o.xdsTLSDir, o.ackBound, o.stall, st)
 	if err != nil {
 		return err
 	}
@@ -301,8 +304,8 @@ func runControlplane(ctx context.Context, log zerolog.Logger, o controlplaneOpti
 		defer d.close()
 	}
 	cp.started = gcpolicy.Start()
-	if saver != nil {
-		g.Go(func() error { saver.Run(ctx); return nil })
+	if st != nil {
+		g.Go(func() error { st.saver.Run(ctx); return nil })
 	}
 	cp.serve(ctx, g, src)
 	if o.admin != "" {

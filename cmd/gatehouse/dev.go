@@ -95,7 +95,7 @@ func runDev(ctx context.Context, log zerolog.Logger, o devOptions) error {
 	if err != nil {
 		return err
 	}
-	cp, err := newControlplane(component(log, "controlplane"), o.xdsListen, "", 0, 0, nil, nil)
+	cp, err := newControlplane(component(log, "controlplane"), o.xdsListen, "", 0, 0, nil)
 	if err != nil {
 		return err
 	}

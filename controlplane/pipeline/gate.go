@@ -72,6 +72,10 @@ type gate struct {
 	// replicas are reconnecting. started is when the first run's configs were offered.
 	restarted bool
 	started   time.Time
+	// remembered are the clients that may have been serving before the restart, when
+	// rememberedKnown: once each is connected again, none is still reconnecting.
+	remembered      []string
+	rememberedKnown bool
 }
 
 // nack notes that an extauth replica rejected the current version of config ids.
@@ -156,10 +160,25 @@ func (g *gate) offer(changed []string, served func(id string) bool, at time.Time
 }
 
 // reconnecting says whether, at t, extauth replicas may still be reconnecting after a
-// restart: the bound has not passed since the first run. The gate knows only the
+// restart: the bound has not passed since the first run, and the replicas remembered
+// from before it (when known) are not all connected again. The gate knows only the
 // replicas connected; one still reconnecting has no config new since it left.
 func (g *gate) reconnecting(t time.Time) bool {
-	return g.restarted && t.Before(g.started.Add(g.bound))
+	if !g.restarted || !t.Before(g.started.Add(g.bound)) {
+		return false
+	}
+	if !g.rememberedKnown || g.acked == nil {
+		return true
+	}
+	connected := map[string]bool{}
+	g.acked(func(node string, _ func(string) bool) { connected[node] = true })
+	for _, node := range g.remembered {
+		if !connected[node] {
+			return true
+		}
+	}
+	g.restarted = false // every replica that may have served is back
+	return false
 }
 
 // releaseAt is when the bound releases the routes of pending config id, or, while

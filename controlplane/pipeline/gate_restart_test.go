@@ -105,3 +105,38 @@ func TestAfterARestartNewAuthConfigsWaitForReconnectingReplicas(t *testing.T) {
 		await(t, "the new virtual host once the replica acknowledged it", func() bool { return served(p, 1) })
 	})
 }
+
+// With the roster of replicas that may have served before the restart, a new
+// AuthConfig's routes wait until each of them is back and has acknowledged it, not
+// for the whole bound.
+func TestAfterARestartTheRememberedReplicasAreAwaited(t *testing.T) {
+	id := func(i int) string { return fmt.Sprintf("ns%02d.ac-%05d", i%pipelinetest.Namespaces, i) }
+	r := &replicas{acked: map[string]map[string]string{"r1": {}}} // r2 is not back yet
+	roster := []string{"r1", "r2"}
+	p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), ExtauthAcked: r.each,
+		AckBound: time.Hour, Memory: remembered(1), Replicas: &roster})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Regate(ctx)
+	p.Apply(input(1))
+	p.Apply(input(2))
+	r.ack("r1", id(0))
+	r.ack("r1", id(1))
+	p.Acked()
+	time.Sleep(100 * time.Millisecond)
+	if served(p, 1) {
+		t.Fatal("the new AuthConfig's route was served while a remembered replica was not back")
+	}
+	r.mu.Lock()
+	r.acked["r2"] = map[string]string{}
+	r.mu.Unlock()
+	p.Acked()
+	time.Sleep(100 * time.Millisecond)
+	if served(p, 1) {
+		t.Fatal("the new AuthConfig's route was served before the replica back acknowledged it")
+	}
+	r.ack("r2", id(0))
+	r.ack("r2", id(1))
+	p.Acked()
+	await(t, "the new virtual host once every remembered replica is back and acknowledged it", func() bool { return served(p, 1) })
+}

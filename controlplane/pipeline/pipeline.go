@@ -59,6 +59,11 @@ type Options struct {
 	// DefaultAckBound). Call Acked whenever what they acknowledged changes.
 	ExtauthAcked func(f func(node string, acked map[string]string))
 	AckBound     time.Duration
+	// Replicas, when set, are the extauth replicas that may have been serving before
+	// this process started (state.Replicas.Load, when it knew): after a restart, a new
+	// AuthConfig's routes wait until each of them is back and has acknowledged it,
+	// not for the whole AckBound. Unset, nobody knows who may still be reconnecting.
+	Replicas *[]string
 	// ProxiesCaughtUp, when set, says whether every connected proxy acknowledged the
 	// route configurations last published: an AuthConfig removed with the routes that
 	// named it then stays served to extauth until it is true (or AckBound passed).
@@ -146,6 +151,9 @@ func New(o Options) *Pipeline {
 	p.cgate = newGate(o.Log, o.AckBound, func(rt *translate.Route) string { return rt.Cluster }, "proxies", proxiesHave, proxyLag)
 	p.cgate.book = o.BookProxyAcks
 	p.gate.servedBefore = servedBefore(o.Memory)
+	if o.Replicas != nil {
+		p.gate.remembered, p.gate.rememberedKnown = *o.Replicas, true
+	}
 	p.retain = retainer{bound: p.gate.bound, caughtUp: o.ProxiesCaughtUp}
 	return p
 }

@@ -135,10 +135,12 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 		c.mu.Unlock()
 		return err
 	}
+	joined := false
 	if node != nil && b.role == "" {
 		b.node = node.GetId()
 		if role, err := roleOf(node); err == nil {
 			b.role = role
+			joined = true
 			c.s.metrics.clients.WithLabelValues(role).Inc()
 		}
 		if b.guard != nil {
@@ -146,7 +148,11 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 		}
 	}
 	if nonce == "" {
+		role, nodeID := b.role, b.node
 		c.mu.Unlock()
+		if joined && c.s.o.OnConnect != nil {
+			c.s.o.OnConnect(role, nodeID)
+		}
 		return nil
 	}
 	answered, rest := settle(b.sent[typeURL], nonce)
@@ -160,6 +166,9 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 	}
 	role, nodeID, identity := b.role, b.node, b.peer.ID
 	c.mu.Unlock()
+	if joined && c.s.o.OnConnect != nil {
+		c.s.o.OnConnect(role, nodeID)
+	}
 
 	if !nack {
 		c.s.metrics.acks.WithLabelValues(metricRole(role), typeURL).Inc()
@@ -238,6 +247,9 @@ func (c *callbacks) closed(id streamID) {
 	c.mu.Unlock()
 	if b != nil && b.role != "" {
 		c.s.metrics.clients.WithLabelValues(b.role).Dec()
+		if c.s.o.OnDisconnect != nil {
+			c.s.o.OnDisconnect(b.role, b.node)
+		}
 		if c.s.o.OnAcked != nil {
 			for typeURL := range b.acked {
 				c.s.o.OnAcked(b.role, typeURL)

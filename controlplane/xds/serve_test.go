@@ -3,6 +3,7 @@ package xds_test
 import (
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -301,5 +303,50 @@ func TestLargeNackIsReported(t *testing.T) {
 		}
 	case <-time.After(wait):
 		t.Fatal("a NACK of 6 MiB was not reported")
+	}
+}
+
+// TestOnConnectRunsBeforeAnythingIsSent: a client's first response waits for
+// OnConnect (the control plane writes its roster of extauth replicas there), and
+// OnDisconnect follows the stream's end.
+func TestOnConnectRunsBeforeAnythingIsSent(t *testing.T) {
+	release := make(chan struct{})
+	joined, left := make(chan string, 1), make(chan string, 1)
+	s := xds.NewServer(xds.Options{Log: testLog(t),
+		OnConnect:    func(role, node string) { joined <- role + "/" + node; <-release },
+		OnDisconnect: func(role, node string) { left <- role + "/" + node },
+	})
+	if err := s.Publish(xds.RoleExtauth, xdstest.Extauth(2)); err != nil {
+		t.Fatal(err)
+	}
+	g := grpc.NewServer(xds.GRPCServerOptions()...)
+	s.Register(g)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = g.Serve(lis) }()
+	t.Cleanup(g.Stop)
+	c := newDelta(t, lis.Addr().String(), node("extauth-1", xds.RoleExtauth), nil, xds.ExtAuthConfigType)
+	if got := <-joined; got != "extauth/extauth-1" {
+		t.Fatalf("OnConnect(%s), want extauth/extauth-1", got)
+	}
+	select {
+	case r := <-c.resps:
+		t.Fatalf("sent %d configs before OnConnect returned", len(r.GetResources()))
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if r := c.next(); len(r.GetResources()) != 2 {
+		t.Errorf("first response: %d configs, want 2", len(r.GetResources()))
+	}
+	c.stream.CloseSend()
+	select {
+	case got := <-left:
+		if got != "extauth/extauth-1" {
+			t.Errorf("OnDisconnect(%s), want extauth/extauth-1", got)
+		}
+	case <-time.After(wait):
+		t.Error("OnDisconnect was not called once the stream ended")
 	}
 }

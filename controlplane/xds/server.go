@@ -47,6 +47,9 @@ type Options struct {
 	// acknowledged a response of typeURL, and after a stream of role closed: what the
 	// clients of role hold (EachAcked) changed. It must not block for long.
 	OnAcked func(role, typeURL string)
+	// OnConnect, when set, is called on a stream's goroutine once its node named its
+	// role, before anything is sent on it; OnDisconnect when that stream closed.
+	OnConnect, OnDisconnect func(role, node string)
 	// StallTimeout bounds how long a response may wait to be written to a client (that
 	// stopped reading) or for its answer (ACK or NACK) before the stream is dropped
 	// (stall.go); 0 means DefaultStallTimeout.
