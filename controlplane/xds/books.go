@@ -143,3 +143,220 @@ func apply(m map[string]string, sr *sentResponse) {
 		m[r.GetName()] = r.GetVersion()
 	}
 }
+
+// ack records what an acknowledged (or, nack, rejected) response carried (c.mu held).
+func (b *streamBook) ack(typeURL string, sr *sentResponse, nack bool) {
+	h := b.heldOf(typeURL)
+	if nack {
+		h.refused(sr)
+	} else {
+		h.took(sr)
+	}
+}
+
+// heldOf is the book of typeURL, made when missing (c.mu held).
+func (b *streamBook) heldOf(typeURL string) *held {
+	if b.acked == nil {
+		b.acked = map[string]*held{}
+	}
+	h := b.acked[typeURL]
+	if h == nil {
+		h = &held{}
+		b.acked[typeURL] = h
+	}
+	return h
+}
+
+// ackBooked records, of what an acknowledged response carried, the names booked
+// (c.mu held).
+func (b *streamBook) ackBooked(typeURL string, sr *sentResponse, booked map[string]bool) {
+	h := b.heldOf(typeURL)
+	if h.own == nil {
+		h.own = map[string]string{}
+	}
+	if sr.sotw != nil {
+		names, versions := sr.namesAndVersions()
+		clear(h.own) // the response is the client's whole set of the type
+		for _, n := range names {
+			if booked[n] {
+				h.own[n] = versions[n]
+			}
+		}
+		return
+	}
+	for _, n := range sr.removed {
+		delete(h.own, n)
+	}
+	for _, r := range sr.resources {
+		if booked[r.GetName()] {
+			h.own[r.GetName()] = r.GetVersion()
+		}
+	}
+}
+
+// Book makes the books keep, from now on, which clients acknowledge names of typeURL,
+// a type they do not keep whole (clusters, endpoints: thousands per client), for
+// EachAcked; Unbook ends it and forgets what was kept. A caller books the names it
+// is about to publish and waits for.
+func (s *Server) Book(typeURL string, names ...string) {
+	c := s.cb
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.booked == nil {
+		c.booked = map[string]map[string]bool{}
+	}
+	if c.booked[typeURL] == nil {
+		c.booked[typeURL] = map[string]bool{}
+	}
+	for _, n := range names {
+		c.booked[typeURL][n] = true
+	}
+}
+
+// Unbook: see Book.
+func (s *Server) Unbook(typeURL string, names ...string) {
+	c := s.cb
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range names {
+		delete(c.booked[typeURL], n)
+	}
+	for _, b := range c.streams {
+		if h := b.acked[typeURL]; h != nil {
+			for _, n := range names {
+				delete(h.own, n)
+			}
+		}
+	}
+}
+
+// bookTypes are the types whose acknowledged versions the books keep: what the
+// make-before-break order and the data-plane statuses read. A book holds an entry per
+// resource per client, so the types every proxy holds thousands of (clusters,
+// endpoints) are left out.
+var bookTypes = []string{ExtAuthConfigType, RouteType}
+
+// EachAcked calls f with every open stream of role (whose node named it) and what its
+// client acknowledged of typeURL (one of ExtAuthConfigType and RouteType, or the
+// names booked of another type: Book), name →
+// version (nil when nothing yet). f must not
+// keep or modify the map; it runs with the books locked, so it must be quick.
+func (s *Server) EachAcked(role, typeURL string, f func(node string, acked map[string]string)) {
+	c := s.cb
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.streams {
+		if b.role == role {
+			f(b.node, b.acked[typeURL].view())
+		}
+	}
+}
+
+// namesAndVersions are the names and versions of what a response carried.
+func (sr *sentResponse) namesAndVersions() ([]string, map[string]string) {
+	versions := map[string]string{}
+	if sr.sotw == nil {
+		names := make([]string, 0, len(sr.resources))
+		for _, r := range sr.resources {
+			names = append(names, r.GetName())
+			versions[r.GetName()] = r.GetVersion()
+		}
+		return names, versions
+	}
+	var names []string
+	for _, a := range sr.sotw.GetResources() {
+		name := a.GetTypeUrl()
+		if m, err := a.UnmarshalNew(); err == nil {
+			name = resourceName(m)
+		}
+		names = append(names, name)
+		versions[name] = sr.sotw.GetVersionInfo()
+	}
+	return names, versions
+}
+
+// CaughtUp says whether every open stream of a proxy role (any role but extauth's)
+// acknowledged the version of typeURL's (RouteType's) resources that is published now: none has a
+// response of that type unanswered, and each version it acknowledged is the one served.
+func (s *Server) CaughtUp(typeURL string) bool {
+	type book struct {
+		role  string
+		acked map[string]string
+	}
+	var all []book
+	c := s.cb
+	c.mu.Lock()
+	for _, b := range c.streams {
+		if b.role == "" || b.role == RoleExtauth {
+			continue
+		}
+		if len(b.sent[typeURL]) > 0 {
+			c.mu.Unlock()
+			return false
+		}
+		all = append(all, book{b.role, b.acked[typeURL].snapshot()})
+	}
+	c.mu.Unlock()
+	for _, h := range all {
+		for name, v := range h.acked {
+			if s.Version(h.role, typeURL, name) != v {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ServedBy counts, for each of names of typeURL (ExtAuthConfigType or RouteType), the open streams of role that
+// acknowledged the version served now; total is the number of open streams of role.
+func (s *Server) ServedBy(role, typeURL string, names []string) (counts []int, total int) {
+	want := make([]string, len(names))
+	for i, n := range names {
+		want[i] = s.Version(role, typeURL, n)
+	}
+	counts = make([]int, len(names))
+	c := s.cb
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.streams {
+		if b.role != role {
+			continue
+		}
+		total++
+		h := b.acked[typeURL]
+		for i, n := range names {
+			if v, ok := h.version(n); ok && want[i] != "" && v == want[i] {
+				counts[i]++
+			}
+		}
+	}
+	return counts, total
+}
+
+// CaughtUpCount counts the open streams of role that acknowledged the version of
+// every resource of typeURL (ExtAuthConfigType or RouteType) they hold that is served now, with none unanswered.
+func (s *Server) CaughtUpCount(role, typeURL string) (n, total int) {
+	var held []map[string]string
+	c := s.cb
+	c.mu.Lock()
+	for _, b := range c.streams {
+		if b.role != role {
+			continue
+		}
+		total++
+		if len(b.sent[typeURL]) == 0 {
+			held = append(held, b.acked[typeURL].snapshot())
+		}
+	}
+	c.mu.Unlock()
+	for _, acked := range held {
+		up := true
+		for name, v := range acked {
+			up = up && s.Version(role, typeURL, name) == v
+		}
+		if up {
+			n++
+		}
+	}
+	return n, total
+}
