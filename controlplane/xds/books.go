@@ -3,11 +3,12 @@ package xds
 import "maps"
 
 // held is what a client acknowledged of one type, name → version, kept one of two
-// ways. A wildcard delta client's responses each bring it to a version table
-// (deltaSet), so its books keep the table of the last response it acknowledged, shared
-// with every client at the same change, and in stale only where the client differs
-// from it: the resources of responses it rejected since, at the version it still
-// holds, or "" where it holds none. Any other client's books keep a map of their own.
+// ways. A delta client that holds all that is served of the type (deltaSet: wildcard,
+// or subscribed to every name) is brought by each response to a version table, so its
+// books keep the table of the last response it acknowledged, shared with every client
+// at the same change, and in stale only where the client differs from it: the
+// resources of responses it rejected since, at the version it still holds, or "" where
+// it holds none. Any other client's books keep a map of their own.
 type held struct {
 	table *versionTable
 	stale map[string]string
