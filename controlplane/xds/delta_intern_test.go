@@ -3,6 +3,7 @@ package xds
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,11 +12,12 @@ import (
 	"github.com/envoyproxy/go-control-plane/pkg/server/stream/v3"
 )
 
-// TestInternKeepsWhatClientsHold reconnects a named and a wildcard client that
-// announce what they hold in strings of their own (as decoded from a request): after
-// their first watch, the subscriptions hold the same names and versions as before,
-// now in the set's strings, except a version the set does not serve; nothing is sent,
-// since the clients are up to date.
+// TestInternKeepsWhatClientsHold reconnects named and wildcard clients that announce
+// what they hold in strings of their own (as decoded from a request): the names they
+// subscribed to become the set's strings, and what the first response makes their
+// known versions (a version table, or a map of their own for a client subscribed to
+// part of what is served) holds the set's strings too, the versions served; only the
+// version the set does not serve is sent again.
 func TestInternKeepsWhatClientsHold(t *testing.T) {
 	const typ = EndpointType
 	ds := newDeltaSet(typ, "p-", nil)
@@ -32,52 +34,79 @@ func TestInternKeepsWhatClientsHold(t *testing.T) {
 		t.Fatal(err)
 	}
 	own := func(s string) string { return strings.Clone(s) } // a client's copy
-	announced := map[string]string{}
-	var names []string
-	for name, r := range upsert {
-		announced[own(name)] = own(r.version())
-		names = append(names, own(name))
-	}
 	stale := "bench.svc-00003"
-	announced[stale] = "an old version"
-	for _, wildcard := range []bool{false, true} {
-		subscribe := names
-		if wildcard {
-			subscribe = []string{"*"}
-		}
-		// The subscription starts with the map the request announced, as go-control-plane's.
-		initial := maps.Clone(announced)
-		sub := stream.NewDeltaSubscription(subscribe, nil, initial, false)
-		ch := make(chan cachev3.DeltaResponse, 1)
-		req := &discovery.DeltaDiscoveryRequest{TypeUrl: typ, ResourceNamesSubscribe: subscribe, InitialResourceVersions: initial}
-		if _, err := ds.createWatch(req, sub, ch, nil); err != nil {
-			t.Fatal(err)
-		}
-		if got := sub.ReturnedResources(); !maps.Equal(got, announced) {
-			t.Errorf("wildcard %t: the subscription holds %v, want what was announced %v", wildcard, got, announced)
-		}
-		for name, v := range sub.ReturnedResources() {
-			r := ds.resources[name]
-			if !sameString(name, r.name) || name != stale && !sameString(v, r.version()) {
-				t.Errorf("wildcard %t: %s %s is still the client's string", wildcard, name, v)
-			}
-		}
-		if !wildcard {
-			for name := range sub.SubscribedResources() {
-				if !sameString(name, ds.resources[name].name) {
-					t.Errorf("subscribed %s is still the client's string", name)
+	for _, tc := range []struct {
+		name      string
+		subscribe func(names []string) []string
+	}{
+		{"named, every name", func(names []string) []string { return names }},
+		{"named, all but one", func(names []string) []string { return names[:len(names)-1] }},
+		{"named, up to date", func(names []string) []string { return names[1:] }},
+		{"wildcard", func([]string) []string { return []string{"*"} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var names []string
+			for name := range upsert {
+				if name != stale {
+					names = append(names, own(name))
 				}
 			}
-		}
-		// Only the stale version is sent again.
-		select {
-		case r := <-ch:
-			resp, _ := r.GetDeltaDiscoveryResponse()
-			if len(resp.GetResources()) != 1 || resp.GetResources()[0].GetName() != stale {
-				t.Errorf("wildcard %t: sent %d resources, want %s alone", wildcard, len(resp.GetResources()), stale)
+			names = append([]string{own(stale)}, names...)
+			subscribe := tc.subscribe(names)
+			announced, want := map[string]string{}, map[string]string{}
+			for _, name := range names {
+				if subscribe[0] == "*" || slices.Contains(subscribe, name) {
+					announced[own(name)] = own(upsert[name].version())
+					want[name] = upsert[name].version()
+				}
 			}
-		default:
-			t.Errorf("wildcard %t: the stale version was not sent again", wildcard)
-		}
+			if _, ok := announced[stale]; ok {
+				announced[stale] = "an old version"
+			}
+			// The subscription starts with the map the request announced, as go-control-plane's.
+			sub := stream.NewDeltaSubscription(subscribe, nil, announced, false)
+			ch := make(chan cachev3.DeltaResponse, 1)
+			req := &discovery.DeltaDiscoveryRequest{TypeUrl: typ, ResourceNamesSubscribe: subscribe, InitialResourceVersions: announced}
+			if _, err := ds.createWatch(req, sub, ch, nil); err != nil {
+				t.Fatal(err)
+			}
+			if subscribe[0] != "*" {
+				for name := range sub.SubscribedResources() {
+					if !sameString(name, ds.resources[name].name) {
+						t.Errorf("subscribed %s is still the client's string", name)
+					}
+				}
+			}
+			select {
+			case r := <-ch:
+				resp, _ := r.GetDeltaDiscoveryResponse()
+				_, staleSubscribed := want[stale]
+				if sent := len(resp.GetResources()); staleSubscribed && (sent != 1 || resp.GetResources()[0].GetName() != stale) || !staleSubscribed && sent != 0 {
+					t.Errorf("sent %d resources, want %s alone if subscribed", sent, stale)
+				}
+				next := r.GetNextVersionMap()
+				if !maps.Equal(next, want) {
+					t.Errorf("known versions %v, want %v", next, want)
+				}
+				for name, v := range next {
+					if r := ds.resources[name]; !sameString(name, r.name) || !sameString(v, r.version()) {
+						t.Errorf("%s %s is still the client's string", name, v)
+					}
+				}
+			default:
+				if _, ok := want[stale]; ok {
+					t.Fatal("nothing was sent")
+				}
+				// Up to date: what it announced stays, in the set's strings.
+				if !maps.Equal(sub.ReturnedResources(), want) {
+					t.Errorf("the subscription holds %v, want %v", sub.ReturnedResources(), want)
+				}
+				for name, v := range sub.ReturnedResources() {
+					if r := ds.resources[name]; !sameString(name, r.name) || !sameString(v, r.version()) {
+						t.Errorf("%s %s is still the client's string", name, v)
+					}
+				}
+			}
+		})
 	}
 }

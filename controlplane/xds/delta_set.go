@@ -213,7 +213,7 @@ func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscripti
 		delete(w.sent, ch) // the subscription's known versions may have been edited
 	}
 	if _, ok := w.sent[ch]; !ok {
-		w.intern(req, sub)
+		w.intern(sub)
 	}
 	wt := &setWatch{req: req, sub: sub, ch: ch}
 	if len(unsubscribed) > 0 {
@@ -221,6 +221,9 @@ func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscripti
 	}
 	if sent, err := w.respond(wt, sub.IsWildcard() && req.GetResponseNonce() == ""); err != nil || sent {
 		return func() {}, err
+	}
+	if known := sub.ReturnedResources(); len(known) > 0 && mapAddr(known) == mapAddr(req.GetInitialResourceVersions()) {
+		w.internKnown(known) // up to date: what it announced stays its known versions
 	}
 	w.watches[wt] = struct{}{}
 	return func() {
@@ -276,10 +279,7 @@ func (w *deltaSet) respond(wt *setWatch, evenIfEmpty bool) (bool, error) {
 	} else {
 		next = known
 		if !incremental || wt.known != nil || next == nil {
-			next = maps.Clone(known)
-			if next == nil {
-				next = map[string]string{}
-			}
+			next = w.ownCopy(known)
 		}
 		for _, c := range changed {
 			next[c.name] = c.version
