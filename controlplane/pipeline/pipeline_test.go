@@ -115,6 +115,8 @@ spec:
 		t.Fatal(err)
 	}
 	await(t, "the second config", func() bool { return pub.get(xds.RoleExtauth, xds.ExtAuthConfigType)["gatehouse-system.second"] })
+	// The run tells OnSettings once it has published, so the second call may come just after.
+	await(t, "the second settings", func() bool { smu.Lock(); defer smu.Unlock(); return len(settings) >= 2 })
 	smu.Lock()
 	defer smu.Unlock()
 	if n := len(settings); n != 2 || settings[0].RequestTimeout != translate.DefaultRequestTimeout || settings[1].RequestTimeout != time.Second {
