@@ -36,53 +36,53 @@ var errInvalidUTF8 = errors.New("proto: initial_resource_versions: string field 
 // unmarshalDeltaRequest is proto.Unmarshal(b, req) with initial_resource_versions
 // decoded by hand.
 func unmarshalDeltaRequest(b []byte, req *discovery.DeltaDiscoveryRequest) error {
-	entries, rest, err := splitField(b, initialVersionsField)
+	entries, err := countField(b, initialVersionsField)
 	if err != nil || entries == 0 {
 		return proto.Unmarshal(b, req) // proto says what is wrong, if anything
 	}
-	if err := proto.Unmarshal(rest, req); err != nil {
-		return err
-	}
 	versions := make(map[string]string, entries)
+	rest := make([]byte, 0, 256)
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
-		b = b[n:]
-		n = protowire.ConsumeFieldValue(num, typ, b)
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
 		if num == initialVersionsField && typ == protowire.BytesType {
-			entry, _ := protowire.ConsumeBytes(b)
+			entry, _ := protowire.ConsumeBytes(b[n:])
 			key, value, err := mapEntry(entry)
 			if err != nil {
 				return err
 			}
 			versions[key] = value
-		}
-		b = b[n:]
-	}
-	req.InitialResourceVersions = versions
-	return nil
-}
-
-// splitField counts the occurrences of field (length-delimited) in b and returns the
-// other fields' bytes; an error when b is not well-formed.
-func splitField(b []byte, field protowire.Number) (count int, rest []byte, err error) {
-	rest = make([]byte, 0, 256)
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return 0, nil, protowire.ParseError(n)
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return 0, nil, protowire.ParseError(m)
-		}
-		if num == field && typ == protowire.BytesType {
-			count++
 		} else {
 			rest = append(rest, b[:n+m]...)
 		}
 		b = b[n+m:]
 	}
-	return count, rest, nil
+	if err := proto.Unmarshal(rest, req); err != nil {
+		return err
+	}
+	req.InitialResourceVersions = versions
+	return nil
+}
+
+// countField counts the occurrences of field (length-delimited) in b; an error when b
+// is not well-formed.
+func countField(b []byte, field protowire.Number) (int, error) {
+	count := 0
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return 0, protowire.ParseError(n)
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if m < 0 {
+			return 0, protowire.ParseError(m)
+		}
+		if num == field && typ == protowire.BytesType {
+			count++
+		}
+		b = b[n+m:]
+	}
+	return count, nil
 }
 
 // mapEntry decodes a map<string, string> entry: key 1, value 2, each "" when absent,
