@@ -48,11 +48,7 @@ func TestAfterARestartNewAuthConfigsWaitForReconnectingReplicas(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// r1 has reconnected and acknowledges everything; r2 is not back yet.
 			r := &replicas{acked: map[string]map[string]string{"r1": {}}}
-			p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), ExtauthAcked: r.each,
-				AckBound: time.Hour, Memory: remembered(1)})
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go p.Regate(ctx)
+			p := regating(t, r, pipeline.Options{AckBound: time.Hour, Memory: remembered(1)})
 			p.Apply(input(tc.first))
 			p.Apply(input(tc.later))
 			r.ack("r1", id(0))
@@ -69,11 +65,7 @@ func TestAfterARestartNewAuthConfigsWaitForReconnectingReplicas(t *testing.T) {
 	}
 	t.Run("released at the bound", func(t *testing.T) {
 		r := &replicas{acked: map[string]map[string]string{"r1": {}}}
-		p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), ExtauthAcked: r.each,
-			AckBound: 200 * time.Millisecond, Memory: remembered(1)})
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go p.Regate(ctx)
+		p := regating(t, r, pipeline.Options{AckBound: 200 * time.Millisecond, Memory: remembered(1)})
 		p.Apply(input(1))
 		p.Apply(input(2))
 		r.ack("r1", id(1))
@@ -83,8 +75,7 @@ func TestAfterARestartNewAuthConfigsWaitForReconnectingReplicas(t *testing.T) {
 	for _, n := range []remembered{0, 1} {
 		t.Run(fmt.Sprintf("the first run holds nothing back, %d remembered", n), func(t *testing.T) {
 			r := &replicas{acked: map[string]map[string]string{"r1": {}}}
-			p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), ExtauthAcked: r.each,
-				AckBound: time.Hour, Memory: n})
+			p := regating(t, r, pipeline.Options{AckBound: time.Hour, Memory: n})
 			p.Apply(input(2))
 			if !served(p, 0) || !served(p, 1) {
 				t.Errorf("served 0 %t, 1 %t; want both", served(p, 0), served(p, 1))
@@ -93,11 +84,7 @@ func TestAfterARestartNewAuthConfigsWaitForReconnectingReplicas(t *testing.T) {
 	}
 	t.Run("after a first start, acknowledged is enough", func(t *testing.T) {
 		r := &replicas{acked: map[string]map[string]string{"r1": {}}}
-		p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), ExtauthAcked: r.each,
-			AckBound: time.Hour, Memory: remembered(0)})
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		go p.Regate(ctx)
+		p := regating(t, r, pipeline.Options{AckBound: time.Hour, Memory: remembered(0)})
 		p.Apply(input(1))
 		p.Apply(input(2))
 		r.ack("r1", id(1))
@@ -113,11 +100,7 @@ func TestAfterARestartTheRememberedReplicasAreAwaited(t *testing.T) {
 	id := func(i int) string { return fmt.Sprintf("ns%02d.ac-%05d", i%pipelinetest.Namespaces, i) }
 	r := &replicas{acked: map[string]map[string]string{"r1": {}}} // r2 is not back yet
 	roster := []string{"r1", "r2"}
-	p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), ExtauthAcked: r.each,
-		AckBound: time.Hour, Memory: remembered(1), Replicas: &roster})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go p.Regate(ctx)
+	p := regating(t, r, pipeline.Options{AckBound: time.Hour, Memory: remembered(1), Replicas: &roster})
 	p.Apply(input(1))
 	p.Apply(input(2))
 	r.ack("r1", id(0))
@@ -139,4 +122,16 @@ func TestAfterARestartTheRememberedReplicasAreAwaited(t *testing.T) {
 	r.ack("r2", id(1))
 	p.Acked()
 	await(t, "the new virtual host once every remembered replica is back and acknowledged it", func() bool { return served(p, 1) })
+}
+
+// regating is a pipeline with o, told by r what the extauth replicas acknowledged,
+// whose held virtual hosts are released (Regate) until the test ends.
+func regating(t *testing.T, r *replicas, o pipeline.Options) *pipeline.Pipeline {
+	t.Helper()
+	o.Log, o.ExtauthAcked = zerolog.New(zerolog.NewTestWriter(t)), r.each
+	p := pipeline.New(o)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go p.Regate(ctx)
+	return p
 }

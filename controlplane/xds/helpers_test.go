@@ -39,16 +39,22 @@ func startServer(t *testing.T) *testServer {
 		// is told of it.
 		OnAcked: func(string, string) {},
 	})
+	ts.addr = serve(t, ts.Server)
+	return ts
+}
+
+// serve serves s's ADS on a loopback port until the test ends, and returns its address.
+func serve(t *testing.T, s *xds.Server) string {
+	t.Helper()
 	g := grpc.NewServer(xds.GRPCServerOptions()...)
-	ts.Register(g)
+	s.Register(g)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts.addr = lis.Addr().String()
 	go func() { _ = g.Serve(lis) }()
 	t.Cleanup(g.Stop)
-	return ts
+	return lis.Addr().String()
 }
 
 // testLog logs to t until the test ends; the server's stream goroutines may still

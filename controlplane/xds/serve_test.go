@@ -3,7 +3,6 @@ package xds_test
 import (
 	"fmt"
 	"maps"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -319,15 +317,7 @@ func TestOnConnectRunsBeforeAnythingIsSent(t *testing.T) {
 	if err := s.Publish(xds.RoleExtauth, xdstest.Extauth(2)); err != nil {
 		t.Fatal(err)
 	}
-	g := grpc.NewServer(xds.GRPCServerOptions()...)
-	s.Register(g)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = g.Serve(lis) }()
-	t.Cleanup(g.Stop)
-	c := newDelta(t, lis.Addr().String(), node("extauth-1", xds.RoleExtauth), nil, xds.ExtAuthConfigType)
+	c := newDelta(t, serve(t, s), node("extauth-1", xds.RoleExtauth), nil, xds.ExtAuthConfigType)
 	if got := <-joined; got != "extauth/extauth-1" {
 		t.Fatalf("OnConnect(%s), want extauth/extauth-1", got)
 	}

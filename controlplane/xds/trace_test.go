@@ -2,13 +2,11 @@ package xds_test
 
 import (
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"google.golang.org/grpc"
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/controlplane/xds/xdstest"
@@ -21,18 +19,11 @@ func TestPushesAreTraced(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	s := xds.NewServer(xds.Options{Log: testLog(t), Tracer: tp.Tracer("test")})
-	g := grpc.NewServer()
-	s.Register(g)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = g.Serve(lis) }()
-	t.Cleanup(g.Stop)
+	addr := serve(t, s)
 	if err := s.Publish(xds.RoleExtauth, xdstest.Extauth(3)); err != nil {
 		t.Fatal(err)
 	}
-	c := newDelta(t, lis.Addr().String(), node("extauth-1", xds.RoleExtauth), nil, xds.ExtAuthConfigType)
+	c := newDelta(t, addr, node("extauth-1", xds.RoleExtauth), nil, xds.ExtAuthConfigType)
 	c.answer(c.next(), "")
 	testbin.Eventually(t, 10*time.Second, func() error {
 		for _, sp := range rec.Ended() {
