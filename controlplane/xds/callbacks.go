@@ -27,9 +27,10 @@ type callbacks struct {
 	// booked are names of other types than bookTypes whose acknowledgements are kept
 	// too, while someone waits for them (Server.Book).
 	booked map[string]map[string]bool
-	// unsubscribed are the names requests unsubscribed from that go-control-plane was
-	// not shown (keepTablesWhole), until the delta set takes them.
-	unsubscribed map[*discovery.DeltaDiscoveryRequest][]string
+	// names hand what each delta request did to its stream's names (keepNames) to the
+	// delta set that answers it (takeNames).
+	names map[*discovery.DeltaDiscoveryRequest]nameChange
+	sets  *nameSets
 }
 
 // streamID names a stream: go-control-plane numbers state-of-the-world and delta
@@ -50,9 +51,10 @@ type streamBook struct {
 	// booked of other types (a delta client's; a state-of-the-world client's are its
 	// responses' versions).
 	acked map[string]*held
-	// tables are the types whose last response gave the client a version table as its
-	// known versions (deltaSet): a table other streams share.
-	tables map[string]bool
+	// subs are what the stream subscribed to, per type; a type is in it once the
+	// stream requested it. handed is its request whose change is not taken yet.
+	subs   map[string]subscription
+	handed *discovery.DeltaDiscoveryRequest
 	// guard ends the stream of a stalled client (stall.go); timer checks, while
 	// responses are unanswered, whether the oldest waited past its limit.
 	guard *stallGuard
@@ -72,7 +74,7 @@ type sentResponse struct {
 }
 
 func newCallbacks(s *Server) *callbacks {
-	return &callbacks{s: s, streams: map[streamID]*streamBook{}}
+	return &callbacks{s: s, streams: map[streamID]*streamBook{}, names: map[*discovery.DeltaDiscoveryRequest]nameChange{}, sets: newNameSets()}
 }
 
 var _ serverv3.Callbacks = (*callbacks)(nil)
@@ -97,8 +99,13 @@ func (c *callbacks) OnStreamRequest(id int64, req *discovery.DiscoveryRequest) e
 }
 
 func (c *callbacks) OnStreamDeltaRequest(id int64, req *discovery.DeltaDiscoveryRequest) error {
-	c.keepTablesWhole(streamID{true, id}, req)
-	return c.request(streamID{true, id}, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil)
+	sid := streamID{true, id}
+	change := c.keepNames(sid, req)
+	if err := c.request(sid, req.GetNode(), req.GetTypeUrl(), req.GetResponseNonce(), req.GetErrorDetail().GetMessage(), req.GetErrorDetail() != nil); err != nil {
+		return err
+	}
+	c.handNames(sid, req, change)
+	return nil
 }
 
 func (c *callbacks) OnStreamResponse(_ context.Context, id int64, _ *discovery.DiscoveryRequest, resp *discovery.DiscoveryResponse) {
@@ -215,12 +222,6 @@ func (c *callbacks) sent(id streamID, typeURL string, sr sentResponse, n int) {
 	if b != nil {
 		sr.at = time.Now()
 		b.sent[typeURL] = append(b.sent[typeURL], sr)
-		if sr.sotw == nil {
-			if b.tables == nil {
-				b.tables = map[string]bool{}
-			}
-			b.tables[typeURL] = sr.table != nil
-		}
 		role, node = b.role, b.node
 		if b.guard != nil && b.timer == nil {
 			b.timer = time.AfterFunc(b.guard.limit, func() { c.checkStall(id) })
@@ -241,8 +242,11 @@ func (c *callbacks) closed(id streamID) {
 	c.mu.Lock()
 	b := c.streams[id]
 	delete(c.streams, id)
-	if b != nil && b.timer != nil {
-		b.timer.Stop()
+	if b != nil {
+		delete(c.names, b.handed)
+		if b.timer != nil {
+			b.timer.Stop()
+		}
 	}
 	c.mu.Unlock()
 	if b != nil && b.role != "" {
@@ -284,42 +288,55 @@ func (c *callbacks) checkStall(id streamID) {
 	b.guard.kill(errStalled{"unanswered", fmt.Sprintf("a response was neither acknowledged nor rejected for %s", b.guard.limit)})
 }
 
-// keepTablesWhole takes the names a delta request unsubscribes from out of it, to the
-// delta set (takeUnsubscribed), when the stream's known versions of the type are a
-// version table other streams share: go-control-plane would delete them from the
-// table. The wildcard itself ("*") stays: unsubscribing from it edits no map.
-func (c *callbacks) keepTablesWhole(id streamID, req *discovery.DeltaDiscoveryRequest) {
-	if len(req.GetResourceNamesUnsubscribe()) == 0 {
-		return
-	}
+// keepNames takes the names other than the wildcard out of a delta request and applies
+// them to the stream's names of the type, which the stream keeps here rather than in
+// go-control-plane's subscription: that holds a map of names per stream, and edits the
+// client's known versions (a version table other streams share) when a name is
+// unsubscribed. A stream's first request of a type that subscribes to nothing is a
+// wildcard subscription (the protocol's legacy wildcard); it is made explicit, as the
+// names are no longer go-control-plane's to judge.
+func (c *callbacks) keepNames(id streamID, req *discovery.DeltaDiscoveryRequest) nameChange {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if b := c.streams[id]; b == nil || !b.tables[req.GetTypeUrl()] {
-		return
+	b := c.streams[id]
+	if b == nil {
+		b = &streamBook{sent: map[string][]sentResponse{}}
+		c.streams[id] = b
 	}
-	var names, wildcard []string
-	for _, n := range req.GetResourceNamesUnsubscribe() {
-		if n == "*" {
-			wildcard = append(wildcard, n)
-		} else {
-			names = append(names, n)
-		}
+	old, requested := b.subs[req.GetTypeUrl()]
+	c.mu.Unlock()
+	if !requested && len(req.GetResourceNamesSubscribe()) == 0 {
+		req.ResourceNamesSubscribe = []string{"*"}
 	}
-	req.ResourceNamesUnsubscribe = wildcard
-	if len(names) == 0 {
-		return
-	}
-	if c.unsubscribed == nil || len(c.unsubscribed) >= maxHanded {
-		c.unsubscribed = map[*discovery.DeltaDiscoveryRequest][]string{}
-	}
-	c.unsubscribed[req] = names
+	change := c.sets.apply(old, req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe())
+	withoutNames(req)
+	return change
 }
 
-// takeUnsubscribed is what keepTablesWhole took out of req.
-func (c *callbacks) takeUnsubscribed(req *discovery.DeltaDiscoveryRequest) []string {
+// handNames keeps what req did to the stream's names for the delta set to take.
+func (c *callbacks) handNames(id streamID, req *discovery.DeltaDiscoveryRequest, change nameChange) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	names := c.unsubscribed[req]
-	delete(c.unsubscribed, req)
-	return names
+	b := c.streams[id]
+	if b == nil {
+		return
+	}
+	if b.subs == nil {
+		b.subs = map[string]subscription{}
+	}
+	b.subs[req.GetTypeUrl()] = change.subscription
+	delete(c.names, b.handed) // a request that made no watch
+	b.handed = req
+	c.names[req] = change
+}
+
+// takeNames is what req did to its stream's names.
+func (c *callbacks) takeNames(req *discovery.DeltaDiscoveryRequest) nameChange {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	change, ok := c.names[req]
+	if !ok {
+		return nameChange{subscription: subscription{names: emptyNames}}
+	}
+	delete(c.names, req)
+	return change
 }

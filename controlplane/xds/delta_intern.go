@@ -2,32 +2,7 @@ package xds
 
 import (
 	"unsafe"
-
-	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 )
-
-// intern makes the names a stream subscribed to the set's own strings wherever the set
-// serves them. Otherwise the names it subscribed to, decoded from its requests, would
-// stay for as long as the stream lives, one copy per client. It runs on the stream's
-// goroutine (createWatch), the only one using the subscription's maps then; what they
-// hold is unchanged. What a client announced it holds is not kept: the first response
-// replaces it with a version table or with ownCopy.
-func (w *deltaSet) intern(sub cachev3.Subscription) {
-	if sub.IsWildcard() {
-		return
-	}
-	subscribed := sub.SubscribedResources()
-	var names []string
-	for name := range subscribed {
-		if r, ok := w.resources[name]; ok && !sameString(name, r.name) {
-			names = append(names, name)
-		}
-	}
-	for _, name := range names {
-		delete(subscribed, name)
-		subscribed[w.resources[name].name] = struct{}{}
-	}
-}
 
 // internKnown makes the versions a named subscription's client announced (known) the
 // set's own strings, in place, when no response replaced them: the client was up to

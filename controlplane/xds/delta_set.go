@@ -203,23 +203,25 @@ func (w *deltaSet) update(upsert map[string]wireResource, remove []string) error
 }
 
 // createWatch answers req now when the client misses something (or this is its first
-// request), else when it does. unsubscribed are names req unsubscribed from that the
-// server was not shown (callbacks.keepTablesWhole): the subscription's returned
-// resources are a version table then, which must stay as it is.
-func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, ch chan cachev3.DeltaResponse, unsubscribed []string) (func(), error) {
+// request), else when it does. change is what req did to the names the stream
+// subscribed to (sub's subscribed resources are those, callbacks.keepNames); the names
+// it unsubscribed from leave what the client holds in a copy, as sub's returned
+// resources may be a version table other streams share.
+func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, ch chan cachev3.DeltaResponse, change nameChange) (func(), error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(req.GetResourceNamesSubscribe()) > 0 || len(req.GetResourceNamesUnsubscribe()) > 0 || len(unsubscribed) > 0 {
+	if change.changed || len(req.GetResourceNamesSubscribe()) > 0 || len(req.GetResourceNamesUnsubscribe()) > 0 {
 		delete(w.sent, ch) // the subscription's known versions may have been edited
 	}
-	if _, ok := w.sent[ch]; !ok {
-		w.intern(sub)
-	}
 	wt := &setWatch{req: req, sub: sub, ch: ch}
-	if len(unsubscribed) > 0 {
-		wt.known = unsubscribe(sub, unsubscribed)
+	evenIfEmpty := sub.IsWildcard() && req.GetResponseNonce() == ""
+	if len(change.unsubscribed) > 0 {
+		var dropped bool
+		wt.known, dropped = unsubscribe(sub, change.unsubscribed)
+		// What the client holds changed: a response, even empty, makes it the stream's.
+		evenIfEmpty = evenIfEmpty || dropped
 	}
-	if sent, err := w.respond(wt, sub.IsWildcard() && req.GetResponseNonce() == ""); err != nil || sent {
+	if sent, err := w.respond(wt, evenIfEmpty); err != nil || sent {
 		return func() {}, err
 	}
 	if known := sub.ReturnedResources(); len(known) > 0 && mapAddr(known) == mapAddr(req.GetInitialResourceVersions()) {
@@ -296,24 +298,23 @@ func (w *deltaSet) respond(wt *setWatch, evenIfEmpty bool) (bool, error) {
 	return true, nil
 }
 
-// unsubscribe is what the client of sub holds once it unsubscribed from names, as
-// go-control-plane's Subscription.UpdateResourceSubscriptions makes it, but in a copy:
-// the returned resources stay as they are. The names leave the subscription.
-func unsubscribe(sub cachev3.Subscription, names []string) map[string]string {
-	known := maps.Clone(sub.ReturnedResources())
+// unsubscribe is what the client of sub holds once it unsubscribed from names, by
+// go-control-plane's rule (Subscription.UpdateResourceSubscriptions), in a copy;
+// dropped says whether a name it held was dropped.
+func unsubscribe(sub cachev3.Subscription, names []unsubscribed) (known map[string]string, dropped bool) {
+	known = maps.Clone(sub.ReturnedResources())
 	if known == nil {
 		known = map[string]string{}
 	}
-	subscribed := sub.SubscribedResources()
-	for _, name := range names {
-		if _, ok := subscribed[name]; ok && sub.IsWildcard() {
-			known[name] = "" // sent again, or removed, as for a client that never had it
-		} else {
-			delete(known, name)
+	for _, u := range names {
+		if u.was && u.wildcard {
+			known[u.name] = "" // sent again, or removed, as for a client that never had it
+		} else if _, ok := known[u.name]; ok {
+			delete(known, u.name)
+			dropped = true
 		}
-		delete(subscribed, name)
 	}
-	return known
+	return known, dropped
 }
 
 // missed is a resource a client misses, with its version.
@@ -389,7 +390,7 @@ func (w *deltaSet) compare(name string, known map[string]string, changed *[]miss
 		}
 		return nil
 	}
-	c, diff, err := differs(name, r, v, was)
+	c, diff, err := differs(r.name, r, v, was) // the set's string, which known keeps
 	if err != nil {
 		return err
 	}

@@ -20,9 +20,11 @@ import (
 // (as a gateway proxy does to endpoints and route configurations) and one that
 // subscribes to everything, through random publishes, removals and subscription
 // changes, once against go-control-plane's LinearCache and once against a deltaSet,
-// with the same subscriptions: every step, both send the same resources (names,
-// versions and bytes), the same removals and the same next known versions, or both
-// send nothing.
+// with the same subscriptions (the deltaSet's kept as callbacks.keepNames keeps them):
+// every step, both send the same resources (names, versions and bytes), the same
+// removals and the same next known versions, or both send nothing, except that where
+// an unsubscription drops a name the client held, the deltaSet sends an empty response
+// to make what it holds the stream's, the map go-control-plane edits in place.
 func TestNamedWatchesAnswerAsLinearCache(t *testing.T) {
 	const typ = EndpointType
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -53,17 +55,17 @@ func TestNamedWatchesAnswerAsLinearCache(t *testing.T) {
 	}
 	publish(first, nil)
 
+	sets := newNameSets()
+	dropped, tables := 0, 0
 	type client struct {
-		subL, subD stream.Subscription
-		chL, chD   chan cachev3.DeltaResponse
-		cancelL    func()
-		cancelD    func()
-		nonce      int
-		table      bool // deltaSet's last response gave a version table
+		subL     stream.Subscription
+		d        *streamSub
+		chL, chD chan cachev3.DeltaResponse
+		cancelL  func()
+		cancelD  func()
+		nonce    int
 	}
-	// watch asks both again. Names unsubscribed from are kept from go-control-plane
-	// (and handed to the set) when the set's subscription holds a version table, as
-	// callbacks.keepTablesWhole does.
+	// watch asks both again.
 	watch := func(c *client, subscribe, unsubscribe []string) {
 		t.Helper()
 		for _, cancel := range []func(){c.cancelL, c.cancelD} {
@@ -79,17 +81,29 @@ func TestNamedWatchesAnswerAsLinearCache(t *testing.T) {
 		if c.cancelL, err = lc.CreateDeltaWatch(req, c.subL, c.chL); err != nil {
 			t.Fatal(err)
 		}
-		reqD, taken := req, []string(nil)
-		if c.table && len(unsubscribe) > 0 {
-			reqD = &discovery.DeltaDiscoveryRequest{TypeUrl: typ, ResourceNamesSubscribe: subscribe, ResponseNonce: req.ResponseNonce}
-			taken = unsubscribe
+		reqD, subD, change := c.d.request(req)
+		if c.cancelD, err = ds.createWatch(reqD, subD, c.chD, change); err != nil {
+			t.Fatal(err)
 		}
-		if c.cancelD, err = ds.createWatch(reqD, c.subD, c.chD, taken); err != nil {
+		if len(c.chD) == 0 || len(c.chL) > 0 {
+			return
+		}
+		// The deltaSet answered an unsubscription that dropped a name the client held;
+		// the client acknowledges it and asks again.
+		rd := <-c.chD
+		if s := summary(t, rd); len(s.Resources) > 0 || len(s.Removed) > 0 || !maps.Equal(s.Next, c.subL.ReturnedResources()) {
+			t.Fatalf("LinearCache sent nothing, deltaSet %+v (LinearCache's client holds %v)", s, c.subL.ReturnedResources())
+		}
+		c.d.lib.SetReturnedResources(rd.GetNextVersionMap())
+		dropped++
+		ack := &discovery.DeltaDiscoveryRequest{TypeUrl: typ, ResponseNonce: "dropped"}
+		reqD, subD, change = c.d.request(ack)
+		if c.cancelD, err = ds.createWatch(reqD, subD, c.chD, change); err != nil {
 			t.Fatal(err)
 		}
 	}
 	newClient := func(names []string) *client {
-		c := &client{subL: stream.NewDeltaSubscription(names, nil, nil, false), subD: stream.NewDeltaSubscription(names, nil, nil, false),
+		c := &client{subL: stream.NewDeltaSubscription(names, nil, nil, false), d: &streamSub{sets: sets},
 			chL: make(chan cachev3.DeltaResponse, 1), chD: make(chan cachev3.DeltaResponse, 1)}
 		watch(c, names, nil)
 		return c
@@ -131,19 +145,16 @@ func TestNamedWatchesAnswerAsLinearCache(t *testing.T) {
 				t.Fatalf("step %d client %d: responses differ (-LinearCache +deltaSet):\n%s", step, i, diff)
 			}
 			c.subL.SetReturnedResources(rl.GetNextVersionMap())
-			c.subD.SetReturnedResources(rd.GetNextVersionMap())
+			c.d.lib.SetReturnedResources(rd.GetNextVersionMap())
 			resp, _ := rd.GetDeltaDiscoveryResponse()
-			c.table = handed.take(resp) != nil
+			if handed.take(resp) != nil {
+				tables++
+			}
 			c.nonce++
 			var sub, unsub []string
 			if rng.IntN(4) == 0 && i != 5 {
 				sub, unsub = []string{name(rng.IntN(80))}, []string{name(rng.IntN(80))}
 				c.subL.UpdateResourceSubscriptions(sub, unsub)
-				if c.table {
-					c.subD.UpdateResourceSubscriptions(sub, nil)
-				} else {
-					c.subD.UpdateResourceSubscriptions(sub, unsub)
-				}
 			}
 			watch(c, sub, unsub)
 		}
@@ -166,6 +177,9 @@ func TestNamedWatchesAnswerAsLinearCache(t *testing.T) {
 		publish(upsert, remove)
 	}
 	settle(200)
+	if dropped == 0 || tables == 0 {
+		t.Fatalf("the run made %d empty responses for an unsubscription and %d responses with a version table; want some of each", dropped, tables)
+	}
 }
 
 type responseSummary struct {

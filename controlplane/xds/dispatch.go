@@ -26,10 +26,22 @@ func (d dispatch) CreateWatch(req *cachev3.Request, sub cachev3.Subscription, ch
 }
 
 func (d dispatch) CreateDeltaWatch(req *cachev3.DeltaRequest, sub cachev3.Subscription, ch chan cachev3.DeltaResponse) (func(), error) {
+	change := d.s.cb.takeNames(req)
+	sub = namedSubscription{Subscription: sub, names: change.names.m}
 	return d.s.watch(req.GetNode(), req.GetTypeUrl(), func(r *role) (func(), error) {
-		return r.sets[req.GetTypeUrl()].createWatch(req, sub, ch, d.s.cb.takeUnsubscribed(req))
+		return r.sets[req.GetTypeUrl()].createWatch(req, sub, ch, change)
 	})
 }
+
+// namedSubscription is go-control-plane's subscription of a delta stream (whether it
+// is wildcard, and what the client holds) with the names the stream subscribed to,
+// which callbacks.keepNames keeps.
+type namedSubscription struct {
+	cachev3.Subscription
+	names map[string]struct{}
+}
+
+func (s namedSubscription) SubscribedResources() map[string]struct{} { return s.names }
 
 func (d dispatch) Fetch(context.Context, *cachev3.Request) (cachev3.Response, error) {
 	return nil, status.Error(codes.Unimplemented, "xds: REST fetch is not served; use ADS")

@@ -13,6 +13,10 @@ import (
 	routeservice "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
 	secretservice "github.com/envoyproxy/go-control-plane/envoy/service/secret/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
+	"github.com/envoyproxy/go-control-plane/pkg/server/config"
+	delta "github.com/envoyproxy/go-control-plane/pkg/server/delta/v3"
+	rest "github.com/envoyproxy/go-control-plane/pkg/server/rest/v3"
+	sotw "github.com/envoyproxy/go-control-plane/pkg/server/sotw/v3"
 	serverv3 "github.com/envoyproxy/go-control-plane/pkg/server/v3"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -102,7 +106,11 @@ func NewServer(o Options) *Server {
 		pending: map[string][]*pendingWatch{},
 	}
 	s.cb = newCallbacks(s)
-	s.xds = serverv3.NewServer(context.Background(), dispatch{s}, s.cb)
+	// The delta server never sees a name but the wildcard (callbacks.keepNames), so the
+	// legacy wildcard is judged there too.
+	ctx := context.Background()
+	s.xds = serverv3.NewServerAdvanced(rest.NewServer(dispatch{s}, s.cb), sotw.NewServer(ctx, dispatch{s}, s.cb),
+		delta.NewServer(ctx, dispatch{s}, s.cb, config.DeactivateLegacyWildcard()))
 	return s
 }
 
