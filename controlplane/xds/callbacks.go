@@ -308,6 +308,7 @@ func (c *callbacks) keepNames(id streamID, req *discovery.DeltaDiscoveryRequest)
 		req.ResourceNamesSubscribe = []string{"*"}
 	}
 	change := c.sets.apply(old, req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe())
+	change.first = !requested
 	withoutNames(req)
 	return change
 }

@@ -4,27 +4,6 @@ import (
 	"unsafe"
 )
 
-// internKnown makes the versions a named subscription's client announced (known) the
-// set's own strings, in place, when no response replaced them: the client was up to
-// date. The map is the request's (go-control-plane's subscription starts with it),
-// used by this stream alone.
-func (w *deltaSet) internKnown(known map[string]string) {
-	var names []string
-	for name, v := range known {
-		if r, ok := w.resources[name]; ok && (!sameString(name, r.name) || v == r.version() && !sameString(v, r.version())) {
-			names = append(names, name)
-		}
-	}
-	for _, name := range names {
-		r, v := w.resources[name], known[name]
-		if v == r.version() {
-			v = r.version()
-		}
-		delete(known, name)
-		known[r.name] = v
-	}
-}
-
 // ownCopy is known in a new map whose names and versions are the set's own strings
 // wherever they are the same resource and version, so that what a client announced,
 // decoded from its request, does not stay.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -44,6 +45,7 @@ type deltaSet struct {
 	watches   map[*setWatch]struct{}
 	table     *versionTable // of change seq, once a wildcard stream was brought to it
 	handed    *handedTables // where the books find the table a response was sent with
+	stamp     uint64        // of the last comparison with what a client announced (allAnnounced)
 }
 
 // versionTable is the version of every resource a set served after one change, in a
@@ -133,6 +135,7 @@ type wireResource struct {
 	version func() string // the content hash, as go-control-plane's caches compute it
 	raw     []byte        // res serialized, when it already was; nil otherwise
 	sent    *discovery.Resource
+	seen    *uint64 // the stamp of the last announcement that named it (allAnnounced)
 }
 
 type logged struct {
@@ -160,6 +163,9 @@ type setWatch struct {
 	// resources: those, with the names it unsubscribed from taken out as
 	// go-control-plane would have (unsubscribe).
 	known map[string]string
+	// announced, on a stream's first request of the type, is what the client announced
+	// it holds (the subscription's returned resources are empty then).
+	announced announced
 }
 
 func newDeltaSet(typeURL, prefix string, handed *handedTables) *deltaSet {
@@ -173,7 +179,7 @@ func (w *deltaSet) update(upsert map[string]wireResource, remove []string) error
 	defer w.mu.Unlock()
 	w.seq++
 	for name, r := range upsert {
-		r.name = name
+		r.name, r.seen = name, new(uint64)
 		w.resources[name] = r
 		w.log = append(w.log, logged{w.seq, name})
 	}
@@ -215,6 +221,10 @@ func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscripti
 	}
 	wt := &setWatch{req: req, sub: sub, ch: ch}
 	evenIfEmpty := sub.IsWildcard() && req.GetResponseNonce() == ""
+	if a := takeAnnounced(req); a != nil && change.first {
+		// Answered even when up to date: the response makes what it holds the stream's.
+		wt.announced, evenIfEmpty = a, true
+	}
 	if len(change.unsubscribed) > 0 {
 		var dropped bool
 		wt.known, dropped = unsubscribe(sub, change.unsubscribed)
@@ -223,9 +233,6 @@ func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscripti
 	}
 	if sent, err := w.respond(wt, evenIfEmpty); err != nil || sent {
 		return func() {}, err
-	}
-	if known := sub.ReturnedResources(); len(known) > 0 && mapAddr(known) == mapAddr(req.GetInitialResourceVersions()) {
-		w.internKnown(known) // up to date: what it announced stays its known versions
 	}
 	w.watches[wt] = struct{}{}
 	return func() {
@@ -239,17 +246,23 @@ func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscripti
 // and says whether it sent.
 func (w *deltaSet) respond(wt *setWatch, evenIfEmpty bool) (bool, error) {
 	known := wt.known
-	if known == nil {
+	if known == nil && wt.announced == nil {
 		known = wt.sub.ReturnedResources()
 	}
 	var changed []missed
 	var removed []string
 	var err error
-	incremental, covers := false, false
+	incremental, covers, compared := false, false, false
 	if m, ok := w.sent[wt.ch]; ok && m.seq >= w.logFrom && known != nil && m.known == mapAddr(known) && len(known) == m.n {
-		incremental = true
+		incremental, compared = true, true
 		changed, removed, covers, err = w.since(m.seq, m.covers, known, wt.sub)
-	} else {
+	} else if wt.announced != nil {
+		changed, removed, covers, compared = w.allAnnounced(wt.announced, wt.sub)
+		if !compared {
+			known = wt.announced.versions()
+		}
+	}
+	if !compared {
 		changed, removed, covers, err = w.all(known, wt.sub)
 	}
 	if err != nil {
@@ -377,6 +390,71 @@ func (w *deltaSet) all(known map[string]string, sub cachev3.Subscription) (chang
 		}
 	}
 	return changed, removed, false, nil
+}
+
+// allAnnounced compares what a client announced on a new stream with what is served
+// and subscribed to, entry by entry, without a map of what it holds. It answers (ok)
+// only when the response then brings the client to the version table: for a wildcard
+// subscription, or a named one that covers every name served; and only when no name
+// was announced twice. Otherwise the caller compares a.versions() (all).
+func (w *deltaSet) allAnnounced(a announced, sub cachev3.Subscription) (changed []missed, removed []string, covers, ok bool) {
+	wildcard, subscribed := sub.IsWildcard(), sub.SubscribedResources()
+	w.stamp++
+	seen, odd := 0, false
+	a.each(func(name, version []byte) {
+		if odd {
+			return
+		}
+		r, served := w.resources[string(name)]
+		if !wildcard {
+			if _, ok := subscribed[string(name)]; !ok {
+				served = false
+			}
+		}
+		if !served {
+			removed = append(removed, string(name))
+			return
+		}
+		v := r.version()
+		if *r.seen == w.stamp || v == "" {
+			odd = true // announced twice, or not marshaled: all() tells
+			return
+		}
+		*r.seen = w.stamp
+		seen++
+		if string(version) != v {
+			changed = append(changed, missed{r.name, v})
+		}
+	})
+	if odd {
+		return nil, nil, false, false
+	}
+	if seen < len(w.resources) { // served names not announced, sent if subscribed to
+		unseen := func(r wireResource) bool {
+			if *r.seen == w.stamp {
+				return false
+			}
+			changed = append(changed, missed{r.name, r.version()})
+			seen++
+			return r.version() == ""
+		}
+		if wildcard {
+			for _, r := range w.resources {
+				odd = unseen(r) || odd
+			}
+		} else {
+			for name := range subscribed {
+				if r, ok := w.resources[name]; ok {
+					odd = unseen(r) || odd
+				}
+			}
+		}
+		if odd || seen < len(w.resources) && !wildcard {
+			return nil, nil, false, false
+		}
+	}
+	slices.Sort(removed)
+	return changed, slices.Compact(removed), !wildcard, true
 }
 
 // compare adds name to changed when what is served under it differs from what the

@@ -53,6 +53,7 @@ type nameChange struct {
 	// rule for what the client holds after it needs both (unsubscribe).
 	unsubscribed []unsubscribed
 	changed      bool // the request subscribed or unsubscribed by name
+	first        bool // the stream's first request of the type
 }
 
 type unsubscribed struct {
@@ -93,7 +94,7 @@ func (s *nameSets) apply(old subscription, subscribe, unsubscribe []string) name
 		_, ok := old.names.m[name]
 		return ok && !removed[name]
 	}
-	added, removed := map[string]bool{}, map[string]bool{}
+	added, removed := make(map[string]bool, len(subscribe)), make(map[string]bool, len(unsubscribe))
 	sum, n := old.names.sum, len(old.names.m)
 	for _, name := range subscribe {
 		if name == "*" {

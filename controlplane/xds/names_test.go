@@ -35,7 +35,7 @@ func (s *streamSub) request(req *discovery.DeltaDiscoveryRequest) (*discovery.De
 		req.ResourceNamesSubscribe = []string{"*"}
 	}
 	change := s.sets.apply(s.sub, req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe())
-	s.sub = change.subscription
+	s.sub, change.first = change.subscription, !s.asked
 	withoutNames(req)
 	if !s.asked {
 		s.lib = stream.NewDeltaSubscription(req.GetResourceNamesSubscribe(), req.GetResourceNamesUnsubscribe(), req.GetInitialResourceVersions(), false)

@@ -1,0 +1,129 @@
+package xds
+
+import (
+	"unicode/utf8"
+
+	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// announced is what a delta client announced it holds on a new stream (its request's
+// initial_resource_versions), as it came on the wire: each entry of the map, checked
+// when the request was decoded. The codec keeps the entries among the request's
+// unknown fields rather than decoding them into a map, so a client that holds what is
+// served costs a pass over its entries instead of a map of its own (takeAnnounced).
+type announced []byte
+
+// keepAnnounced adds the entries to req's unknown fields (entries itself when there
+// were none).
+func keepAnnounced(req *discovery.DeltaDiscoveryRequest, entries []byte) {
+	m := req.ProtoReflect()
+	if u := m.GetUnknown(); len(u) > 0 {
+		entries = append(u, entries...)
+	}
+	m.SetUnknown(entries)
+}
+
+// takeAnnounced takes the entries the codec kept out of req; nil when it kept none.
+func takeAnnounced(req *discovery.DeltaDiscoveryRequest) announced {
+	m := req.ProtoReflect()
+	u := m.GetUnknown()
+	entries, others := 0, 0
+	eachField(u, func(num protowire.Number, typ protowire.Type, _ []byte) {
+		if num == initialVersionsField && typ == protowire.BytesType {
+			entries++
+		} else {
+			others++
+		}
+	})
+	switch {
+	case entries == 0:
+		return nil
+	case others == 0: // the common case: the entries alone, as they are
+		m.SetUnknown(nil)
+		return announced(u)
+	}
+	var kept, rest []byte
+	eachField(u, func(num protowire.Number, typ protowire.Type, field []byte) {
+		if num == initialVersionsField && typ == protowire.BytesType {
+			kept = append(kept, field...)
+		} else {
+			rest = append(rest, field...)
+		}
+	})
+	m.SetUnknown(rest)
+	return kept
+}
+
+// eachField calls f with each field of the well-formed b, tag included.
+func eachField(b []byte, f func(protowire.Number, protowire.Type, []byte)) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return
+		}
+		l := protowire.ConsumeFieldValue(num, typ, b[n:])
+		if l < 0 {
+			return
+		}
+		f(num, typ, b[:n+l])
+		b = b[n+l:]
+	}
+}
+
+// each calls f with every entry's name and version, in the order announced; the
+// slices are valid only during the call.
+func (a announced) each(f func(name, version []byte)) {
+	for b := a; len(b) > 0; {
+		_, _, n := protowire.ConsumeTag(b)
+		entry, m := protowire.ConsumeBytes(b[n:])
+		key, value, _ := mapEntryBytes(entry)
+		f(key, value)
+		b = b[n+m:]
+	}
+}
+
+// versions is a in a map, as proto decodes it (a name announced twice has its last
+// version).
+func (a announced) versions() map[string]string {
+	n := 0
+	a.each(func([]byte, []byte) { n++ })
+	m := make(map[string]string, n)
+	a.each(func(name, version []byte) { m[string(name)] = string(version) })
+	return m
+}
+
+// mapEntryBytes decodes a map<string, string> entry: key 1, value 2, each empty when
+// absent, the last one when repeated; other fields are skipped, as proto skips them.
+// The strings must be valid UTF-8, as proto requires of them.
+func mapEntryBytes(b []byte) (key, value []byte, err error) {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return nil, nil, protowire.ParseError(n)
+		}
+		b = b[n:]
+		if (num == 1 || num == 2) && typ == protowire.BytesType {
+			s, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return nil, nil, protowire.ParseError(m)
+			}
+			if !utf8.Valid(s) {
+				return nil, nil, errInvalidUTF8
+			}
+			if num == 1 {
+				key = s
+			} else {
+				value = s
+			}
+			b = b[m:]
+			continue
+		}
+		m := protowire.ConsumeFieldValue(num, typ, b)
+		if m < 0 {
+			return nil, nil, protowire.ParseError(m)
+		}
+		b = b[m:]
+	}
+	return key, value, nil
+}
