@@ -89,6 +89,17 @@ func (e *Env) Measured(more string) string {
 	return fmt.Sprintf("Measured %s on %d CPUs (%s), %s%s, with `%s`.\n\n", e.Date, e.CPUs, e.CPUModel, e.GoVersion, more, e.Command)
 }
 
+// MeasuredGhz is Measured for a section that loads with ghz: its version goes first.
+func (e *Env) MeasuredGhz(ctx context.Context, more string) (string, error) {
+	_, version, err := e.Ghz(ctx)
+	return e.Measured(", ghz " + version + more), err
+}
+
+// Result is what section s of this run found.
+func (e *Env) Result(s Section, goals []Goal, markdown string) Result {
+	return Result{Section: s.Name, Date: e.Date, Command: e.Command, Goals: goals, Markdown: markdown}
+}
+
 // ghzModule is the load generator, installed when missing.
 const ghzModule = "github.com/bojand/ghz/cmd/ghz@v0.93.0"
 

@@ -113,5 +113,5 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	summary, worst, _ := strings.Cut(run.Summary(30), "Worst cases (")
 	b.WriteString(summary)
 	benchkit.Fold(&b, "Worst cases", "Worst cases ("+worst)
-	return benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: goals, Markdown: b.String()}, nil
+	return env.Result(Section, goals, b.String()), nil
 }

@@ -91,9 +91,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 			return benchkit.Result{}, err
 		}
 	}
-	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: res.goals()}
-	r.Markdown = res.markdown(env.Measured(""))
-	return r, nil
+	return env.Result(Section, res.goals(), res.markdown(env.Measured(""))), nil
 }
 
 func measureScale(ctx context.Context, o Options, env *benchkit.Env, n int, largest bool, res *cpResult) (cpScale, error) {

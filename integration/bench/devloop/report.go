@@ -24,7 +24,7 @@ func Run(ctx context.Context, env *benchkit.Env, rounds int) (benchkit.Result, e
 	if err != nil {
 		return benchkit.Result{}, err
 	}
-	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command}
+	var goals []benchkit.Goal
 	var b strings.Builder
 	for _, m := range []module{author, inRepo} {
 		benchkit.Progress("timing %d saves of the %s with gatehouse dev --plugin-module", rounds, m.name)
@@ -33,16 +33,14 @@ func Run(ctx context.Context, env *benchkit.Env, rounds int) (benchkit.Result, e
 			return benchkit.Result{}, fmt.Errorf("%s: %w", m.name, err)
 		}
 		serving := benchkit.Column(saves, func(s save) time.Duration { return s.Serving })
-		r.Goals = append(r.Goals, benchkit.Goal{What: "dev loop, " + m.name + ": save → serving, p99",
+		goals = append(goals, benchkit.Goal{What: "dev loop, " + m.name + ": save → serving, p99",
 			Target: benchkit.Millis(target), Unit: "ms", Below: true, Rounds: []float64{benchkit.Millis(benchkit.Percentile(serving, 99))}})
 		writeModule(&b, m, saves)
 	}
 	var md strings.Builder
 	md.WriteString(env.Measured(", load average " + load))
-	benchkit.WriteGoals(&md, r.Goals)
-	md.WriteString(b.String())
-	r.Markdown = md.String()
-	return r, nil
+	benchkit.WriteGoals(&md, goals)
+	return env.Result(Section, goals, md.String()+b.String()), nil
 }
 
 // writeModule is one module's table: offsets from the save, then the two parts of

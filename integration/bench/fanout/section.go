@@ -101,7 +101,5 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 			return benchkit.Result{}, fmt.Errorf("fanout stalled client: %w", err)
 		}
 	}
-	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: res.goals()}
-	r.Markdown = res.markdown(env.Measured(""))
-	return r, nil
+	return env.Result(Section, res.goals(), res.markdown(env.Measured(""))), nil
 }

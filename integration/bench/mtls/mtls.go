@@ -77,13 +77,8 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	if err := compareChecks(ctx, o, env, certs, res); err != nil {
 		return benchkit.Result{}, fmt.Errorf("mtls: check: %w", err)
 	}
-	_, ghzVersion, err := env.Ghz(ctx)
-	if err != nil {
-		return benchkit.Result{}, err
-	}
-	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: res.goals()}
-	r.Markdown = res.markdown(env.Measured(", ghz "+ghzVersion), o)
-	return r, nil
+	measured, err := env.MeasuredGhz(ctx, "")
+	return env.Result(Section, res.goals(), res.markdown(measured, o)), err
 }
 
 // compareControlplane starts the control plane on n services in each mode, in turn

@@ -116,13 +116,8 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	if res.Records == 0 {
 		return benchkit.Result{}, fmt.Errorf("observe: the logged server wrote no decision record")
 	}
-	_, ghzVersion, err := env.Ghz(ctx)
-	if err != nil {
-		return benchkit.Result{}, err
-	}
-	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: res.goals()}
-	r.Markdown = res.markdown(env.Measured(", ghz "+ghzVersion), o)
-	return r, nil
+	measured, err := env.MeasuredGhz(ctx, "")
+	return env.Result(Section, res.goals(), res.markdown(measured, o)), err
 }
 
 // startServers starts the bare server and the three extauth configurations, each

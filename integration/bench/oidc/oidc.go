@@ -196,13 +196,10 @@ func Run(ctx context.Context, env *benchkit.Env, o Options, plugin []checkload.M
 			res.Refreshed = append(res.Refreshed, m.name)
 		}
 	}
-	_, ghzVersion, err := env.Ghz(ctx)
-	if err != nil {
-		return benchkit.Result{}, err
-	}
-	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: res.goals(), Profile: profile}
-	r.Markdown = res.markdown(env.Measured(fmt.Sprintf(", ghz %s, oidc-provider %s, redis-server %s", ghzVersion, res.Provider, res.Redis)), o)
-	return r, nil
+	measured, err := env.MeasuredGhz(ctx, fmt.Sprintf(", oidc-provider %s, redis-server %s", res.Provider, res.Redis))
+	r := env.Result(Section, res.goals(), res.markdown(measured, o))
+	r.Profile = profile
+	return r, err
 }
 
 // startGatehouse starts `gatehouse extauth` on the OIDC resources and waits until

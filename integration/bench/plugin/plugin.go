@@ -88,13 +88,10 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, []
 	if err != nil {
 		return benchkit.Result{}, nil, err
 	}
-	_, ghzVersion, err := env.Ghz(ctx)
-	if err != nil {
-		return benchkit.Result{}, nil, err
-	}
-	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: f.goals(), Profile: profile}
-	r.Markdown = f.markdown(env.Measured(", ghz "+ghzVersion), o)
-	return r, f.Runs, nil
+	measured, err := env.MeasuredGhz(ctx, "")
+	r := env.Result(Section, f.goals(), f.markdown(measured, o))
+	r.Profile = profile
+	return r, f.Runs, err
 }
 
 func (f *figures) markdown(measured string, o Options) string {

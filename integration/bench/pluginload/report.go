@@ -44,9 +44,7 @@ func Run(ctx context.Context, env *benchkit.Env, swaps int) (benchkit.Result, er
 		{What: "plugin load: a new .so → serving, p99", Target: benchkit.Millis(loadP99Target), Unit: "ms", Below: true,
 			Rounds: []float64{benchkit.Millis(benchkit.Percentile(serving, 99))}},
 	}
-	r := benchkit.Result{Section: Section.Name, Date: env.Date, Command: env.Command, Goals: goals}
-	r.Markdown = markdown(env.Measured(", load average "+load), ss, alone, goals)
-	return r, nil
+	return env.Result(Section, goals, markdown(env.Measured(", load average "+load), ss, alone, goals)), nil
 }
 
 func markdown(measured string, ss []swap, alone []time.Duration, goals []benchkit.Goal) string {
