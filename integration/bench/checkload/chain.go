@@ -61,16 +61,6 @@ func CheckRequest(id, required string) *authv3.CheckRequest {
 	return BrowserRequest(id, "/api/v1/items?page=2", map[string]string{"accept": "application/json", "x-required": required})
 }
 
-// SetPaths makes each of Paths a workload of l.
-func (l *Loader) SetPaths() error {
-	for _, p := range Paths {
-		if err := l.SetRequest(p.Name, CheckRequest(p.ConfigID, p.Value)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // WaitChain waits until s answers each of Paths as the load means to measure: the bare
 // server allows all, gatehouse allows "alpha" with the plugin's header (through every
 // chain) and denies "nope" with 403.

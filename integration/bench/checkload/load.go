@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -41,13 +42,21 @@ type Loader struct {
 	unpinned bool              // ghz wherever the kernel puts it
 }
 
-// NewLoader returns a Loader with no workloads yet.
-func NewLoader(ctx context.Context, env *benchkit.Env, dir string, o Options) (*Loader, error) {
+// NewLoader returns a Loader whose workloads are the named ones of Paths.
+func NewLoader(ctx context.Context, env *benchkit.Env, dir string, o Options, paths ...string) (*Loader, error) {
 	ghz, _, err := env.Ghz(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &Loader{Options: o, ghz: ghz, dir: dir, data: map[string]string{}}, nil
+	l := &Loader{Options: o, ghz: ghz, dir: dir, data: map[string]string{}}
+	for _, p := range Paths {
+		if slices.Contains(paths, p.Name) {
+			if err := l.SetRequest(p.Name, CheckRequest(p.ConfigID, p.Value)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return l, nil
 }
 
 // Phase is what one Measure loads: a base server and the one compared with it, the

@@ -57,6 +57,52 @@ func StartExtauth(env *benchkit.Env, name, logPath string, admin bool, extraEnv 
 	return s, err
 }
 
+// Chain is a server StartChains starts: the bare server, or `gatehouse extauth` on
+// the chains of Paths with Env and Args added.
+type Chain struct {
+	Name        string
+	Bare, Admin bool
+	Env, Args   []string
+	ClientTLS   string // see Server
+}
+
+// StartChains writes the chains' AuthConfigs into dir, starts cs and waits until each
+// answers Paths as measured. stop stops every server started, also after an error.
+func StartChains(ctx context.Context, env *benchkit.Env, dir string, cs ...Chain) (servers []*Server, stop func(), err error) {
+	stop = func() {
+		for _, s := range servers {
+			env.Procs.Stop(s.Proc)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, stop, err
+	}
+	cfg, err := WriteChainConfig(dir)
+	if err != nil {
+		return nil, stop, err
+	}
+	for _, c := range cs {
+		var s *Server
+		if c.Bare {
+			s, err = StartBare(env, dir)
+		} else {
+			s, err = StartExtauth(env, c.Name, filepath.Join(dir, c.Name+".log"), c.Admin, c.Env,
+				append([]string{"--config", cfg, "--plugin-dir", env.Bins.PluginDir}, c.Args...)...)
+		}
+		if err != nil {
+			return servers, stop, err
+		}
+		s.ClientTLS = c.ClientTLS
+		servers = append(servers, s)
+	}
+	for _, s := range servers {
+		if err := WaitChain(ctx, s); err != nil {
+			return servers, stop, err
+		}
+	}
+	return servers, stop, nil
+}
+
 // WaitUntil calls probe every 100ms until it succeeds, s exits, or 30 seconds pass.
 func WaitUntil(ctx context.Context, s *Server, probe func(context.Context) error) error {
 	return benchkit.Poll(ctx, s.Proc, 30*time.Second, 100*time.Millisecond, probe)

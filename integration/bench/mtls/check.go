@@ -2,7 +2,6 @@ package mtls
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
@@ -17,39 +16,14 @@ import (
 // proxy's certificate to the mTLS server.
 func compareChecks(ctx context.Context, o Options, env *benchkit.Env, certs string, res *mtlsResult) error {
 	dir := filepath.Join(env.Tmp, "mtls-check")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	cfg, err := checkload.WriteChainConfig(dir)
+	servers, stop, err := checkload.StartChains(ctx, env, dir, checkload.Chain{Name: modePlain}, checkload.Chain{Name: modeMTLS,
+		Args: []string{"--tls-dir", filepath.Join(certs, mtls.RoleExtauth)}, ClientTLS: filepath.Join(certs, "proxy-gateway-proxy")})
+	defer stop()
 	if err != nil {
 		return err
 	}
-	var servers []*checkload.Server
-	for _, mode := range []string{modePlain, modeMTLS} {
-		args := []string{"--config", cfg, "--plugin-dir", env.Bins.PluginDir}
-		if mode == modeMTLS {
-			args = append(args, "--tls-dir", filepath.Join(certs, mtls.RoleExtauth))
-		}
-		s, err := checkload.StartExtauth(env, mode, filepath.Join(dir, mode+".log"), false, nil, args...)
-		if err != nil {
-			return err
-		}
-		defer env.Procs.Stop(s.Proc)
-		if mode == modeMTLS {
-			s.ClientTLS = filepath.Join(certs, "proxy-gateway-proxy")
-		}
-		servers = append(servers, s)
-	}
-	for _, s := range servers {
-		if err := checkload.WaitChain(ctx, s); err != nil {
-			return err
-		}
-	}
-	l, err := checkload.NewLoader(ctx, env, dir, o.Options)
+	l, err := checkload.NewLoader(ctx, env, dir, o.Options, "allow")
 	if err != nil {
-		return err
-	}
-	if err := l.SetRequest("allow", checkload.CheckRequest(checkload.ConfigID, "alpha")); err != nil {
 		return err
 	}
 	// The plain server stands where the bare one does in the plugin section: first in

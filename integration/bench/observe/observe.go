@@ -49,9 +49,6 @@ type result struct {
 // Run starts the four servers and loads them, alternated, o.Rounds times.
 func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, error) {
 	dir := filepath.Join(env.Tmp, "observe")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return benchkit.Result{}, err
-	}
 	res := &result{Rounds: o.Rounds, Pinned: benchkit.CanPin(), LoadAvg: [2]string{benchkit.LoadAverage(), ""}}
 	release, err := benchkit.PinClients(ctx)
 	if err != nil {
@@ -63,20 +60,22 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		return benchkit.Result{}, err
 	}
 	defer recv.stop()
-	servers, err := startServers(ctx, env, dir, recv.addr)
-	for _, s := range servers {
-		if s != nil && s.Proc != nil {
-			defer env.Procs.Stop(s.Proc)
-		}
-	}
+	off := []string{"OTEL_TRACES_EXPORTER=none"}
+	started, stop, err := checkload.StartChains(ctx, env, dir, checkload.Chain{Bare: true},
+		checkload.Chain{Name: serverOff, Env: off, Args: []string{"--trace-sample-ratio", "0"}},
+		checkload.Chain{Name: serverTraced, Env: []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + recv.addr, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_TRACES_SAMPLER="},
+			Args: []string{"--trace-sample-ratio", fmt.Sprint(traceRatio)}},
+		checkload.Chain{Name: serverLogged, Env: off, Args: []string{"--trace-sample-ratio", "0", "--decision-log", "stdout", "--decision-log-rate", "0"}})
+	defer stop()
 	if err != nil {
 		return benchkit.Result{}, err
 	}
-	l, err := checkload.NewLoader(ctx, env, dir, o.Options)
-	if err != nil {
-		return benchkit.Result{}, err
+	servers := map[string]*checkload.Server{}
+	for _, s := range started {
+		servers[s.Name] = s
 	}
-	if err := l.SetRequest("allow", checkload.CheckRequest(checkload.ConfigID, "alpha")); err != nil {
+	l, err := checkload.NewLoader(ctx, env, dir, o.Options, "allow")
+	if err != nil {
 		return benchkit.Result{}, err
 	}
 	spansBefore := recv.checkSpans()
@@ -118,40 +117,6 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	}
 	measured, err := env.MeasuredGhz(ctx, "")
 	return env.Result(Section, res.goals(), res.markdown(measured, o)), err
-}
-
-// startServers starts the bare server and the three extauth configurations, each
-// pinned to benchkit.ServerCPU, and waits until each answers the chain as measured.
-func startServers(ctx context.Context, env *benchkit.Env, dir, otlp string) (map[string]*checkload.Server, error) {
-	cfg, err := checkload.WriteChainConfig(dir)
-	if err != nil {
-		return nil, err
-	}
-	servers := map[string]*checkload.Server{}
-	if servers[serverBare], err = checkload.StartBare(env, dir); err != nil {
-		return nil, err
-	}
-	common := []string{"--config", cfg, "--plugin-dir", env.Bins.PluginDir}
-	for _, s := range []struct {
-		name string
-		env  []string
-		args []string
-	}{
-		{serverOff, []string{"OTEL_TRACES_EXPORTER=none"}, []string{"--trace-sample-ratio", "0"}},
-		{serverTraced, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + otlp, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_TRACES_SAMPLER="},
-			[]string{"--trace-sample-ratio", fmt.Sprint(traceRatio)}},
-		{serverLogged, []string{"OTEL_TRACES_EXPORTER=none"}, []string{"--trace-sample-ratio", "0", "--decision-log", "stdout", "--decision-log-rate", "0"}},
-	} {
-		if servers[s.name], err = checkload.StartExtauth(env, s.name, filepath.Join(dir, s.name+".log"), false, s.env, append(common, s.args...)...); err != nil {
-			return nil, err
-		}
-	}
-	for _, s := range servers {
-		if err := checkload.WaitChain(ctx, s); err != nil {
-			return nil, err
-		}
-	}
-	return servers, nil
 }
 
 // countRecords counts the decision records in a log file.

@@ -5,7 +5,6 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
@@ -40,30 +39,14 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, []
 			return benchkit.Result{}, nil, err
 		}
 	}
-	cfg, err := checkload.WriteChainConfig(env.Tmp)
+	servers, stop, err := checkload.StartChains(ctx, env, env.Tmp, checkload.Chain{Bare: true}, checkload.Chain{Name: "gatehouse", Admin: o.Profile != ""})
+	defer stop()
 	if err != nil {
 		return benchkit.Result{}, nil, err
 	}
-	bare, err := checkload.StartBare(env, env.Tmp)
+	bare, gh := servers[0], servers[1]
+	l, err := checkload.NewLoader(ctx, env, env.Tmp, o.Options, checkload.PathNames()...)
 	if err != nil {
-		return benchkit.Result{}, nil, err
-	}
-	defer env.Procs.Stop(bare.Proc)
-	gh, err := checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse.log"), o.Profile != "", nil, "--config", cfg, "--plugin-dir", env.Bins.PluginDir)
-	if err != nil {
-		return benchkit.Result{}, nil, err
-	}
-	defer env.Procs.Stop(gh.Proc)
-	for _, s := range []*checkload.Server{bare, gh} {
-		if err := checkload.WaitChain(ctx, s); err != nil {
-			return benchkit.Result{}, nil, err
-		}
-	}
-	l, err := checkload.NewLoader(ctx, env, env.Tmp, o.Options)
-	if err != nil {
-		return benchkit.Result{}, nil, err
-	}
-	if err := l.SetPaths(); err != nil {
 		return benchkit.Result{}, nil, err
 	}
 	if !benchkit.CanPin() {
