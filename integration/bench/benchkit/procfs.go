@@ -99,6 +99,12 @@ func ReadMem(pid int) (Mem, error) {
 	return Mem{RSS: int64(st.VmRSS), File: int64(st.RssFile), Peak: int64(st.VmHWM)}, nil
 }
 
+// RSS is pid's resident set size now.
+func RSS(pid int) (int64, error) {
+	m, err := ReadMem(pid)
+	return m.RSS, err
+}
+
 // CPUWatch measures how much of the machine other processes use over a stretch, and
 // how much CPU each watched process used.
 type CPUWatch struct {
@@ -127,14 +133,8 @@ func (w *CPUWatch) read() (time.Duration, []time.Duration, error) {
 	return busy, used, err
 }
 
-// Others is the share of all CPUs other processes used since the start, less cpu
-// (the time of a process started after the watch).
-func (w *CPUWatch) Others(cpu time.Duration) (float64, error) {
-	others, _, err := w.Since(cpu)
-	return others, err
-}
-
-// Since is Others, and the CPU time each of the watched pids used since the start.
+// Since is the share of all CPUs other processes used since the start, less cpu (the
+// time of a process started after the watch), and the CPU time each watched pid used.
 func (w *CPUWatch) Since(cpu time.Duration) (others float64, used []time.Duration, err error) {
 	busy, used, err := w.read()
 	if err != nil {

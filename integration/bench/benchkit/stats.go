@@ -113,6 +113,9 @@ func Column[T any](xs []T, get func(T) time.Duration) []time.Duration {
 	return out
 }
 
+// MiB is b in mebibytes, a goal's figure.
+func MiB(b int64) float64 { return float64(b) / (1 << 20) }
+
 // Millis is d in milliseconds, a goal's figure.
 func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 

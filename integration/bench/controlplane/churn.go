@@ -34,7 +34,7 @@ func (e *Editor) churn(ctx context.Context, rate int, d time.Duration) (*churnRe
 	res := &churnResult{Rate: rate, Duration: d}
 	pid := e.CP.Proc.Pid()
 	sample := func(at time.Duration) error {
-		r, err := rss(pid)
+		r, err := benchkit.RSS(pid)
 		if err != nil {
 			return err
 		}

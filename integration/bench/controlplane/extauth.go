@@ -53,11 +53,11 @@ func runExtauthXDS(ctx context.Context, env *benchkit.Env, cp *Plane, n int, log
 	}
 	res.Applied = time.Since(start)
 	pid := p.Pid()
-	if res.RSS, err = rss(pid); err != nil {
+	if res.RSS, err = benchkit.RSS(pid); err != nil {
 		return nil, err
 	}
 	time.Sleep(5 * time.Second)
-	if res.RSSSettled, err = rss(pid); err != nil {
+	if res.RSSSettled, err = benchkit.RSS(pid); err != nil {
 		return nil, err
 	}
 	heap, err := benchkit.Metric(ctx, "http://"+addrs[1]+"/metrics", "go_memstats_heap_inuse_bytes")

@@ -105,9 +105,3 @@ func (cp *Plane) Close() {
 		cp.proxy.Close()
 	}
 }
-
-// rss is the resident set size of pid, from /proc/<pid>/status.
-func rss(pid int) (int64, error) {
-	st, err := benchkit.ReadMem(pid)
-	return st.RSS, err
-}

@@ -23,7 +23,7 @@ const (
 )
 
 // MB is b in whole megabytes.
-func MB(b int64) string { return fmt.Sprintf("%.0f MB", float64(b)/(1<<20)) }
+func MB(b int64) string { return fmt.Sprintf("%.0f MB", benchkit.MiB(b)) }
 
 // MsShort is d in milliseconds, with a decimal below ten.
 func MsShort(d time.Duration) string {
@@ -119,12 +119,11 @@ func (c *cpResult) goals() []benchkit.Goal {
 				Target: benchkit.Millis(p.target), Unit: "ms", Below: true, Rounds: []float64{benchkit.Millis(e.Latencies.Percentile(p.pct))}})
 		}
 	}
-	mb := func(b int64) float64 { return float64(b) / (1 << 20) }
 	gs = append(gs, benchkit.Goal{What: at + ": its peak RSS over the whole run (VmHWM: start, edits, churn)",
-		Target: mb(cpRSSTarget), Unit: "MB", Below: true, Rounds: []float64{mb(s.Peak)}})
+		Target: benchkit.MiB(cpRSSTarget), Unit: "MB", Below: true, Rounds: []float64{benchkit.MiB(s.Peak)}})
 	if c.Extauth != nil {
 		gs = append(gs, benchkit.Goal{What: fmt.Sprintf("extauth RSS serving all %d AuthConfigs", c.Extauth.Configs),
-			Target: mb(extauthRSSTarget), Unit: "MB", Below: true, Rounds: []float64{mb(max(c.Extauth.RSS, c.Extauth.RSSSettled))}})
+			Target: benchkit.MiB(extauthRSSTarget), Unit: "MB", Below: true, Rounds: []float64{benchkit.MiB(max(c.Extauth.RSS, c.Extauth.RSSSettled))}})
 	}
 	return gs
 }

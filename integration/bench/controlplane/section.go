@@ -180,7 +180,7 @@ func TimeStart(ctx context.Context, env *benchkit.Env, dir, logPath string, n in
 		if st.CPUReady, err = benchkit.CPUUsed(pid); err != nil {
 			return err
 		}
-		if st.OtherReady, err = others.Others(st.CPUReady); err != nil {
+		if st.OtherReady, _, err = others.Since(st.CPUReady); err != nil {
 			return err
 		}
 		m, err := benchkit.ReadMem(pid)

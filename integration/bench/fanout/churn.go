@@ -35,7 +35,7 @@ func churn(ctx context.Context, p *plane, d time.Duration, version *int) (*churn
 		}
 		r.Edits++
 		if time.Now().After(next) {
-			rss, err := rssOf(p)
+			rss, err := benchkit.RSS(p.proc.Pid())
 			if err != nil {
 				return nil, err
 			}

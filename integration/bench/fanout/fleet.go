@@ -64,7 +64,7 @@ func measureFleet(ctx context.Context, p *plane, n int, o Options, version *int)
 	if f.Heap, err = liveHeap(ctx, p); err != nil {
 		return f, err
 	}
-	if f.RSS, err = rssOf(p); err != nil {
+	if f.RSS, err = benchkit.RSS(p.proc.Pid()); err != nil {
 		return f, err
 	}
 	for _, kind := range kinds {
@@ -126,7 +126,9 @@ func timeEdit(ctx context.Context, p *plane, kind string, i, v int) (time.Durati
 		if err != nil {
 			return 0, 0, fmt.Errorf("edit %d of %s %d: %w", v, kind, i, err)
 		}
-		last = max(last, at)
+		if at.After(last) {
+			last = at
+		}
 	}
 	var after int64
 	for _, c := range clients {
@@ -136,12 +138,6 @@ func timeEdit(ctx context.Context, p *plane, kind string, i, v int) (time.Durati
 }
 
 func stalledClient(c *xdsfleet.Client) bool { return c.Stalled() }
-
-// rssOf is the control plane's resident memory now.
-func rssOf(p *plane) (int64, error) {
-	m, err := benchkit.ReadMem(p.proc.Pid())
-	return m.RSS, err
-}
 
 // liveHeap has the control plane collect twice (the heap profile's gc=1) and reads
 // what is left: the memory its state and the clients' books hold. One collection
@@ -158,11 +154,4 @@ func liveHeap(ctx context.Context, p *plane) (int64, error) {
 	}
 	v, err := benchkit.Metric(ctx, "http://"+p.admin+"/metrics", "go_memstats_heap_alloc_bytes")
 	return int64(v), err
-}
-
-func max(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
 }

@@ -40,7 +40,7 @@ func (r *result) goals() []benchkit.Goal {
 			benchkit.Goal{What: fmt.Sprintf("reconnect storm: restart → each of %d clients complete, p99", n), Target: 5000, Unit: "ms", Below: true, Rounds: []float64{p99ms(all)}},
 			benchkit.Goal{What: "reconnect storm: clients with an empty or partial first state", Target: 0, Unit: "clients", Rounds: []float64{float64(partial)}})
 	}
-	gs = append(gs, benchkit.Goal{What: fmt.Sprintf("control-plane RSS with %d clients", n), Target: 600, Unit: "MB", Below: true, Rounds: []float64{mb(big.RSS)}})
+	gs = append(gs, benchkit.Goal{What: fmt.Sprintf("control-plane RSS with %d clients", n), Target: 600, Unit: "MB", Below: true, Rounds: []float64{benchkit.MiB(big.RSS)}})
 	if slope, ok := r.slope(func(f fleetResult) int64 { return f.Heap }); ok {
 		gs = append(gs, benchkit.Goal{What: "live heap per further client (slope from 50 clients up)", Target: 200, Unit: "KB", Below: true, Rounds: []float64{slope / 1024}})
 	}
@@ -82,8 +82,8 @@ func (r *result) markdown(measured string) string {
 				vsBytes = benchkit.Median(s.Bytes)
 			}
 		}
-		fmt.Fprintf(&b, "| %d | %s | %.0f MB | %.0f MB | %s | %s | %s | %s | %.1f MB | %s ms | %s |\n", f.Clients, f.Ready.Round(time.Millisecond), mb(f.RSS), mb(f.Heap),
-			cells["AuthConfig"], cells["Upstream"], cells["VirtualService"], cells[routesUndecoded], mb(vsBytes), strings.Join(cpu, ", "), f.Load)
+		fmt.Fprintf(&b, "| %d | %s | %.0f MB | %.0f MB | %s | %s | %s | %s | %.1f MB | %s ms | %s |\n", f.Clients, f.Ready.Round(time.Millisecond), benchkit.MiB(f.RSS), benchkit.MiB(f.Heap),
+			cells["AuthConfig"], cells["Upstream"], cells["VirtualService"], cells[routesUndecoded], benchkit.MiB(vsBytes), strings.Join(cpu, ", "), f.Load)
 	}
 	b.WriteString("\n")
 	if h, ok := r.slope(func(f fleetResult) int64 { return f.Heap }); ok {
@@ -93,11 +93,11 @@ func (r *result) markdown(measured string) string {
 	var memory strings.Builder
 	if c := r.Churn; c != nil && len(c.RSS) > 0 {
 		fmt.Fprintf(&memory, "Memory under %d edits in %s (10 a second, kinds in turn, %d clients): RSS first %.0f MB, highest %.0f MB, last %.0f MB (load average %s).\n\n",
-			c.Edits, c.Duration, r.Fleets[len(r.Fleets)-1].Clients, mb(c.RSS[0]), mb(slices.Max(c.RSS)), mb(c.RSS[len(c.RSS)-1]), c.Load)
+			c.Edits, c.Duration, r.Fleets[len(r.Fleets)-1].Clients, benchkit.MiB(c.RSS[0]), benchkit.MiB(slices.Max(c.RSS)), benchkit.MiB(c.RSS[len(c.RSS)-1]), c.Load)
 	}
 	if s := r.Stalled; s != nil {
 		fmt.Fprintf(&memory, "A proxy that stops reading (`--xds-stall-timeout %s`): 5 VirtualService edits reached every other proxy in p50 %s, max %s while it stalled; RSS %.0f MB before, %.0f MB after those edits; its stream was dropped %s after it stalled; `gatehouse_xds_dropped_streams_total` %.0f (load average %s).\n\n",
-			s.Limit, benchkit.Ms(benchkit.Percentile(s.Others, 50)), benchkit.Ms(benchkit.Percentile(s.Others, 100)), mb(s.RSSBefore), mb(s.RSSStalled), s.Dropped.Round(100*time.Millisecond), s.DropsMetric, s.Load)
+			s.Limit, benchkit.Ms(benchkit.Percentile(s.Others, 50)), benchkit.Ms(benchkit.Percentile(s.Others, 100)), benchkit.MiB(s.RSSBefore), benchkit.MiB(s.RSSStalled), s.Dropped.Round(100*time.Millisecond), s.DropsMetric, s.Load)
 	}
 	if memory.Len() > 0 {
 		benchkit.Fold(&b, "Memory under edits, and a proxy that stops reading", memory.String())
@@ -114,5 +114,3 @@ func (r *result) markdown(measured string) string {
 }
 
 func p99ms(ds []time.Duration) float64 { return benchkit.Millis(benchkit.Percentile(ds, 99)) }
-
-func mb(n int64) float64 { return float64(n) / (1 << 20) }

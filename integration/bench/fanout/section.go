@@ -78,7 +78,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 		res.Fleets = append(res.Fleets, f)
 		for _, e := range f.Edits {
 			benchkit.Progress("fanout: %d clients: %s p50 %s p99 %s, %.1f MB/edit, CPU %s/edit; RSS %.0f MB; ready %s; load %s", n, e.Kind,
-				benchkit.Percentile(e.Last, 50), benchkit.Percentile(e.Last, 99), mb(benchkit.Median(e.Bytes)), e.CPU, mb(f.RSS), f.Ready, f.Load)
+				benchkit.Percentile(e.Last, 50), benchkit.Percentile(e.Last, 99), benchkit.MiB(benchkit.Median(e.Bytes)), e.CPU, benchkit.MiB(f.RSS), f.Ready, f.Load)
 		}
 	}
 	if o.Churn > 0 {

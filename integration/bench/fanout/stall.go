@@ -37,7 +37,7 @@ func stalled(ctx context.Context, p *plane, limit time.Duration, version *int) (
 	if err := c.WaitFor(wctx, func() bool { return c.Answered() && p.complete(c) }); err != nil {
 		return nil, err
 	}
-	if r.RSSBefore, err = rssOf(p); err != nil {
+	if r.RSSBefore, err = benchkit.RSS(p.proc.Pid()); err != nil {
 		return nil, err
 	}
 	c.Stall()
@@ -50,7 +50,7 @@ func stalled(ctx context.Context, p *plane, limit time.Duration, version *int) (
 		}
 		r.Others = append(r.Others, last)
 	}
-	if r.RSSStalled, err = rssOf(p); err != nil {
+	if r.RSSStalled, err = benchkit.RSS(p.proc.Pid()); err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(limit + time.Minute)
