@@ -12,10 +12,8 @@ import (
 // edited resource through the warm pipeline (controlplane/pipeline).
 var cpGoBenchPackages = []string{"./controlplane/xds", "./controlplane/pipeline"}
 
-// cpGoBenchRuns are the runs, each a pattern and its -benchtime: a first publish or a
-// full translation at 10k services takes a good part of a second, so a few suffice; an
-// edit takes a millisecond or less, and its figure per operation, over a few, would be
-// mostly whether a collection fell among them.
+// cpGoBenchRuns are the runs, each a pattern and its -benchtime: few for a full state,
+// many for an edit, whose figure over a few would be whether a collection fell in them.
 var cpGoBenchRuns = []struct {
 	pattern    string
 	iterations int

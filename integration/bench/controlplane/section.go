@@ -103,9 +103,8 @@ func measureScale(ctx context.Context, o Options, env *benchkit.Env, n int, larg
 		return sc, err
 	}
 	defer os.RemoveAll(base)
-	// The machine's speed varies from one start to the next (by a fifth on the VM
-	// these figures come from): every start is timed and listed, and the median
-	// judged. The last one goes on with the edits.
+	// Starts vary with the machine: each is listed and the median judged. The last
+	// one goes on with the edits.
 	var cp *Plane
 	for i := range o.Starts {
 		st, p, err := TimeStart(ctx, env, dir, filepath.Join(env.Tmp, fmt.Sprintf("controlplane-%d-%d.log", n, i+1)), n, Link{})

@@ -139,7 +139,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options, plugin []checkload.M
 	if err := checkload.WaitChain(ctx, bare); err != nil {
 		return benchkit.Result{}, err
 	}
-	gh, err := startGatehouse(ctx, env, provider.Issuer, redis.Addr, o.Profile != "")
+	gh, err := startGatehouse(env, provider.Issuer, redis.Addr, o.Profile != "")
 	if err != nil {
 		return benchkit.Result{}, err
 	}
@@ -150,6 +150,9 @@ func Run(ctx context.Context, env *benchkit.Env, o Options, plugin []checkload.M
 	}
 	defer conn.Close()
 	client := authv3.NewAuthorizationClient(conn)
+	if err := checkload.WaitUntil(ctx, gh, func(ctx context.Context) error { return redirects(ctx, client) }); err != nil {
+		return benchkit.Result{}, err
+	}
 	l, err := checkload.NewLoader(ctx, env, env.Tmp, o.Options)
 	if err != nil {
 		return benchkit.Result{}, err
@@ -202,9 +205,8 @@ func Run(ctx context.Context, env *benchkit.Env, o Options, plugin []checkload.M
 	return r, err
 }
 
-// startGatehouse starts `gatehouse extauth` on the OIDC resources and waits until
-// both AuthConfigs answer a Check without a session with the redirect to the provider.
-func startGatehouse(ctx context.Context, env *benchkit.Env, issuer, redisAddr string, admin bool) (*checkload.Server, error) {
+// startGatehouse starts `gatehouse extauth` on the OIDC resources.
+func startGatehouse(env *benchkit.Env, issuer, redisAddr string, admin bool) (*checkload.Server, error) {
 	cfg, err := writeOIDCConfig(env.Tmp, issuer, redisAddr)
 	if err != nil {
 		return nil, err
@@ -213,26 +215,20 @@ func startGatehouse(ctx context.Context, env *benchkit.Env, issuer, redisAddr st
 	if err := os.MkdirAll(empty, 0o755); err != nil {
 		return nil, err
 	}
-	gh, err := checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse-oidc.log"), admin, nil, "--config", cfg, "--plugin-dir", empty)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := grpc.NewClient(gh.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	client := authv3.NewAuthorizationClient(conn)
-	return gh, checkload.WaitUntil(ctx, gh, func(ctx context.Context) error {
-		for _, m := range modes {
-			page, _ := url.Parse(appOrigin + protectedPath)
-			jar, _ := cookiejar.New(nil)
-			if _, err := redirect(ctx, client, m, jar, page); err != nil {
-				return fmt.Errorf("%s: %w", m.configID, err)
-			}
+	return checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse-oidc.log"), admin, nil, "--config", cfg, "--plugin-dir", empty)
+}
+
+// redirects checks that both AuthConfigs answer a Check without a session with the
+// redirect to the provider.
+func redirects(ctx context.Context, client authv3.AuthorizationClient) error {
+	for _, m := range modes {
+		page, _ := url.Parse(appOrigin + protectedPath)
+		jar, _ := cookiejar.New(nil)
+		if _, err := redirect(ctx, client, m, jar, page); err != nil {
+			return fmt.Errorf("%s: %w", m.configID, err)
 		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // tokenExpiry reads the exp claim of a JWT without verifying it (gatehouse did).

@@ -98,7 +98,7 @@ type swap struct {
 	observed               // what gatehouse's log and /proc showed meanwhile
 }
 
-// runPluginLoad starts gatehouse on an empty plugin folder and an AuthConfig that
+// runSwaps starts gatehouse on an empty plugin folder and an AuthConfig that
 // needs loadPluginFile, then renames each version into the folder in turn and times it.
 func runSwaps(ctx context.Context, env *benchkit.Env, versions []string) ([]swap, error) {
 	dir := env.Tmp
