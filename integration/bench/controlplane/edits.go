@@ -6,8 +6,6 @@ import (
 	"os"
 	"time"
 
-	"gatehouse.dev/gatehouse/controlplane/translate"
-	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsbench"
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 )
@@ -40,14 +38,11 @@ type Editor struct {
 // target is where the edit of service i's resource of kind k shows: the watcher, the
 // type and the resource whose version changes.
 func (e *Editor) target(k Kind, i int) (*xdsbench.Watcher, string, string) {
-	switch k {
-	case KindAuthConfig:
-		return e.CP.extauth, xds.ExtAuthConfigType, k.id(i)
-	case KindUpstream:
-		return e.CP.proxy, xds.EndpointType, translate.ClusterName(k.id(i))
-	default:
-		return e.CP.proxy, xds.RouteType, e.CP.routeConfig
+	typ, name := k.Watched(i, e.CP.routeConfig)
+	if k == KindAuthConfig {
+		return e.CP.extauth, typ, name
 	}
+	return e.CP.proxy, typ, name
 }
 
 // service is the service the j-th edit of a series touches, spread over all of them.

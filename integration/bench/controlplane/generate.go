@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"gatehouse.dev/gatehouse/controlplane/translate"
+	"gatehouse.dev/gatehouse/controlplane/xds"
 )
 
 // The control-plane section's resources: n VirtualServices (two routes each, /open
@@ -84,6 +87,18 @@ spec:
 func (k Kind) id(i int) string {
 	prefix := map[Kind]string{KindAuthConfig: "ac", KindUpstream: "up", KindVirtualService: "vs"}[k]
 	return fmt.Sprintf("%s.%s-%05d", cpNamespace, prefix, i)
+}
+
+// Watched is the type and name of the resource whose new version shows an edit of
+// service i's resource of kind k, where routeConfig is the route configuration served.
+func (k Kind) Watched(i int, routeConfig string) (typ, name string) {
+	switch k {
+	case KindAuthConfig:
+		return xds.ExtAuthConfigType, k.id(i)
+	case KindUpstream:
+		return xds.EndpointType, translate.ClusterName(k.id(i))
+	}
+	return xds.RouteType, routeConfig
 }
 
 // extauthUpstreamYAML is the extauth server's Upstream, which every secured route's

@@ -22,11 +22,9 @@ type Plane struct {
 	readyProxy   time.Duration
 }
 
-// startControlplane starts the control plane on dir (pinned to benchkit.ServerCPU), connects a
-// delta ADS client of each role as soon as its port is open, and times the process
-// start to each role's first complete state: n ExtAuthConfigs for extauth; for the
-// proxy, n+1 clusters and endpoints (the services' and extauth's), a listener and a
-// route configuration. The clients reach it as link says.
+// startControlplane starts the control plane on dir (pinned to benchkit.ServerCPU),
+// connects a delta ADS client of each role as soon as its port is open, and times the
+// process start to each role's first Complete state. The clients reach it as link says.
 func startControlplane(ctx context.Context, env *benchkit.Env, dir, logPath string, n int, link Link) (*Plane, error) {
 	addrs, err := benchkit.FreeAddrs(2)
 	if err != nil {
@@ -51,22 +49,19 @@ func startControlplane(ctx context.Context, env *benchkit.Env, dir, logPath stri
 		cp.Close()
 		return nil, err
 	}
-	complete := map[*xdsbench.Watcher]map[string]int{
-		cp.extauth: {xds.ExtAuthConfigType: n},
-		cp.proxy:   {xds.ClusterType: n + 1, xds.EndpointType: n + 1, xds.ListenerType: 1, xds.RouteType: 1},
-	}
-	ready := map[*xdsbench.Watcher]*time.Duration{cp.extauth: &cp.readyExtauth, cp.proxy: &cp.readyProxy}
 	errs := make(chan error, 2)
-	for w, want := range complete {
+	for _, r := range []struct {
+		w     *xdsbench.Watcher
+		role  string
+		ready *time.Duration
+	}{{cp.extauth, xds.RoleExtauth, &cp.readyExtauth}, {cp.proxy, xds.DefaultProxyRole, &cp.readyProxy}} {
 		go func() {
-			errs <- w.WaitFor(wctx, func() bool {
-				for typ, count := range want {
-					if w.Count(typ) < count {
-						return false
-					}
+			errs <- r.w.WaitFor(wctx, func() bool {
+				ok := Complete(r.w, r.role, n)
+				if ok {
+					*r.ready = time.Since(start)
 				}
-				*ready[w] = time.Since(start)
-				return true
+				return ok
 			})
 		}()
 	}
@@ -86,6 +81,16 @@ func startControlplane(ctx context.Context, env *benchkit.Env, dir, logPath stri
 		return nil, fmt.Errorf("controlplane: want one route configuration, got %q", names)
 	}
 	return cp, nil
+}
+
+// Complete reports whether c holds the whole state of role for n services: n
+// ExtAuthConfigs for extauth; for a proxy n+1 clusters and endpoints (the services'
+// and extauth's), a listener and a route configuration.
+func Complete(c interface{ Count(string) int }, role string, n int) bool {
+	if role == xds.RoleExtauth {
+		return c.Count(xds.ExtAuthConfigType) >= n
+	}
+	return c.Count(xds.ClusterType) >= n+1 && c.Count(xds.EndpointType) >= n+1 && c.Count(xds.ListenerType) >= 1 && c.Count(xds.RouteType) >= 1
 }
 
 // watch connects a watcher of role to cp as link says.

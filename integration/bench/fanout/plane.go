@@ -81,12 +81,7 @@ func (p *plane) all() []*xdsfleet.Client {
 }
 
 // complete says whether c holds the whole state of its role, as served now.
-func (p *plane) complete(c *xdsfleet.Client) bool {
-	if c.Role == xds.RoleExtauth {
-		return c.Count(xds.ExtAuthConfigType) >= p.n
-	}
-	return c.Count(xds.ClusterType) >= p.n+1 && c.Count(xds.EndpointType) >= p.n+1 && c.Count(xds.ListenerType) >= 1 && c.Count(xds.RouteType) >= 1
-}
+func (p *plane) complete(c *xdsfleet.Client) bool { return controlplane.Complete(c, c.Role, p.n) }
 
 // waitComplete waits until every client holds the whole state and was answered on
 // its current stream, and returns when each got there.
@@ -141,12 +136,9 @@ func edit(dir, kind string, i, v int) error {
 // watched is the resource whose new version shows an edit of service i's kind, and
 // the clients it reaches.
 func (p *plane) watched(kind string, i int) (typ, name string, clients []*xdsfleet.Client) {
-	switch kind {
-	case "AuthConfig":
-		return xds.ExtAuthConfigType, fmt.Sprintf("bench.ac-%05d", i), p.extauths
-	case "Upstream":
-		return xds.EndpointType, fmt.Sprintf("bench.up-%05d", i), p.proxies
+	typ, name = controlplane.Kind(kind).Watched(i, p.routeConfig) // routesUndecoded: a VirtualService
+	if kind == "AuthConfig" {
+		return typ, name, p.extauths
 	}
-	// VirtualService, decoded or not
-	return xds.RouteType, p.routeConfig, p.proxies
+	return typ, name, p.proxies
 }
