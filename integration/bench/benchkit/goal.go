@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Goal is one target and what a run measured against it.
@@ -17,6 +18,11 @@ type Goal struct {
 	Interval bool `json:",omitempty"`
 	// Below means the figure must be under the target; otherwise at most the target.
 	Below bool `json:",omitempty"`
+}
+
+// Latency is the goal that the p-th percentile of ds is under target.
+func Latency(what string, target time.Duration, ds []time.Duration, p float64) Goal {
+	return Goal{What: what, Target: Millis(target), Unit: "ms", Below: true, Rounds: []float64{Millis(Percentile(ds, p))}}
 }
 
 // Median is the figure the goal is judged on.

@@ -4,6 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestWriteGoals(t *testing.T) {
@@ -96,5 +99,14 @@ func TestGoalTableFromStoredResults(t *testing.T) {
 		"| devloop | save → serving, p99 | < 1000 ms | 1480 ms | **not met** | 2026-11-27 | `go run ./integration/bench -only devloop` |\n"
 	if got := GoalTable(rs); got != want {
 		t.Errorf("GoalTable() =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestLatencyGoal(t *testing.T) {
+	ds := []time.Duration{30 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond}
+	got := Latency("p99", 150*time.Millisecond, ds, 99)
+	want := Goal{What: "p99", Target: 150, Unit: "ms", Below: true, Rounds: []float64{30}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Latency() mismatch (-want +got):\n%s", diff)
 	}
 }

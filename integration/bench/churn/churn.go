@@ -101,11 +101,11 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	}
 	if ds := run.Windows("new"); len(ds) > 0 {
 		goals = append(goals,
-			benchkit.Goal{What: "churn: new route, files written → first right answer, p50", Target: 50, Unit: "ms", Below: true, Rounds: []float64{benchkit.Millis(benchkit.Percentile(ds, 50))}},
-			benchkit.Goal{What: "churn: new route, files written → first right answer, p99", Target: 150, Unit: "ms", Below: true, Rounds: []float64{benchkit.Millis(benchkit.Percentile(ds, 99))}})
+			benchkit.Latency("churn: new route, files written → first right answer, p50", 50*time.Millisecond, ds, 50),
+			benchkit.Latency("churn: new route, files written → first right answer, p99", 150*time.Millisecond, ds, 99))
 	}
 	if ds := run.Windows("edit"); len(ds) > 0 {
-		goals = append(goals, benchkit.Goal{What: "churn: AuthConfig edit, propagation window, p99", Target: 150, Unit: "ms", Below: true, Rounds: []float64{benchkit.Millis(benchkit.Percentile(ds, 99))}})
+		goals = append(goals, benchkit.Latency("churn: AuthConfig edit, propagation window, p99", 150*time.Millisecond, ds, 99))
 	}
 	var b strings.Builder
 	b.WriteString(env.Measured(fmt.Sprintf(", load average %s before the churn and %s after (1, 5, 15 min)", loadBefore, loadAfter)))

@@ -33,8 +33,7 @@ func Run(ctx context.Context, env *benchkit.Env, rounds int) (benchkit.Result, e
 			return benchkit.Result{}, fmt.Errorf("%s: %w", m.name, err)
 		}
 		serving := benchkit.Column(saves, func(s save) time.Duration { return s.Serving })
-		goals = append(goals, benchkit.Goal{What: "dev loop, " + m.name + ": save → serving, p99",
-			Target: benchkit.Millis(target), Unit: "ms", Below: true, Rounds: []float64{benchkit.Millis(benchkit.Percentile(serving, 99))}})
+		goals = append(goals, benchkit.Latency("dev loop, "+m.name+": save → serving, p99", target, serving, 99))
 		writeModule(&b, m, saves)
 	}
 	var md strings.Builder

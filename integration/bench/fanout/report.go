@@ -20,13 +20,13 @@ func (r *result) goals() []benchkit.Goal {
 	for _, s := range big.Edits {
 		switch s.Kind {
 		case "AuthConfig":
-			gs = append(gs, benchkit.Goal{What: fmt.Sprintf("an AuthConfig edit to all %d extauth replicas, p99", n-n/2), Target: 100, Unit: "ms", Below: true, Rounds: []float64{p99ms(s.Last)}})
+			gs = append(gs, benchkit.Latency(fmt.Sprintf("an AuthConfig edit to all %d extauth replicas, p99", n-n/2), 100*time.Millisecond, s.Last, 99))
 		case "Upstream":
-			gs = append(gs, benchkit.Goal{What: fmt.Sprintf("an Upstream edit to all %d proxies, p99", n/2), Target: 100, Unit: "ms", Below: true, Rounds: []float64{p99ms(s.Last)}})
+			gs = append(gs, benchkit.Latency(fmt.Sprintf("an Upstream edit to all %d proxies, p99", n/2), 100*time.Millisecond, s.Last, 99))
 		case "VirtualService":
-			gs = append(gs, benchkit.Goal{What: fmt.Sprintf("a VirtualService edit to all %d proxies, p99", n/2), Target: 500, Unit: "ms", Below: true, Rounds: []float64{p99ms(s.Last)}})
+			gs = append(gs, benchkit.Latency(fmt.Sprintf("a VirtualService edit to all %d proxies, p99", n/2), 500*time.Millisecond, s.Last, 99))
 		case routesUndecoded:
-			gs = append(gs, benchkit.Goal{What: fmt.Sprintf("a VirtualService edit to all %d proxies not decoding it, p99", n/2), Target: 500, Unit: "ms", Below: true, Rounds: []float64{p99ms(s.Last)}})
+			gs = append(gs, benchkit.Latency(fmt.Sprintf("a VirtualService edit to all %d proxies not decoding it, p99", n/2), 500*time.Millisecond, s.Last, 99))
 		}
 	}
 	if len(r.Storms) > 0 {
@@ -37,7 +37,7 @@ func (r *result) goals() []benchkit.Goal {
 			partial += s.Partial
 		}
 		gs = append(gs,
-			benchkit.Goal{What: fmt.Sprintf("reconnect storm: restart → each of %d clients complete, p99", n), Target: 5000, Unit: "ms", Below: true, Rounds: []float64{p99ms(all)}},
+			benchkit.Latency(fmt.Sprintf("reconnect storm: restart → each of %d clients complete, p99", n), 5000*time.Millisecond, all, 99),
 			benchkit.Goal{What: "reconnect storm: clients with an empty or partial first state", Target: 0, Unit: "clients", Rounds: []float64{float64(partial)}})
 	}
 	gs = append(gs, benchkit.Goal{What: fmt.Sprintf("control-plane RSS with %d clients", n), Target: 600, Unit: "MB", Below: true, Rounds: []float64{benchkit.MiB(big.RSS)}})
@@ -112,5 +112,3 @@ func (r *result) markdown(measured string) string {
 	}
 	return b.String()
 }
-
-func p99ms(ds []time.Duration) float64 { return benchkit.Millis(benchkit.Percentile(ds, 99)) }

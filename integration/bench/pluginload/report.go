@@ -38,12 +38,8 @@ func Run(ctx context.Context, env *benchkit.Env, swaps int) (benchkit.Result, er
 		return benchkit.Result{}, err
 	}
 	serving := benchkit.Column(ss, func(s swap) time.Duration { return s.Serving })
-	goals := []benchkit.Goal{
-		{What: "plugin load: a new .so → serving, slowest", Target: benchkit.Millis(loadTarget), Unit: "ms", Below: true,
-			Rounds: []float64{benchkit.Millis(benchkit.Percentile(serving, 100))}},
-		{What: "plugin load: a new .so → serving, p99", Target: benchkit.Millis(loadP99Target), Unit: "ms", Below: true,
-			Rounds: []float64{benchkit.Millis(benchkit.Percentile(serving, 99))}},
-	}
+	goals := []benchkit.Goal{benchkit.Latency("plugin load: a new .so → serving, slowest", loadTarget, serving, 100),
+		benchkit.Latency("plugin load: a new .so → serving, p99", loadP99Target, serving, 99)}
 	return env.Result(Section, goals, markdown(env.Measured(", load average "+load), ss, alone, goals)), nil
 }
 
