@@ -149,11 +149,16 @@ func BrowserRequest(id, path string, extra map[string]string) *authv3.CheckReque
 }
 
 // Profile loads gatehouse with the requests of load while fetching a CPU profile from
-// its admin server, writes it to file and returns `go tool pprof -top -cum` of it.
-func (l *Loader) Profile(ctx context.Context, gh *Server, load, file string) (string, error) {
+// its admin server into file, and returns `go tool pprof -top -cum` of it under the
+// name what, as a section prints it after its text; "" when file is "".
+func (l *Loader) Profile(ctx context.Context, gh *Server, load, what, file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
 	if gh.Admin == "" {
 		return "", fmt.Errorf("gatehouse was started without --admin-listen")
 	}
+	benchkit.Progress("profiling gatehouse under %s load", what)
 	seconds := max(int((l.Duration-2*time.Second)/time.Second), 1)
 	errc := make(chan error, 1)
 	go func() {
@@ -171,21 +176,8 @@ func (l *Loader) Profile(ctx context.Context, gh *Server, load, file string) (st
 	if perr != nil {
 		return "", perr
 	}
-	return benchkit.Output(ctx, "", "go", "tool", "pprof", "-top", "-cum", "-nodecount=45", file)
-}
-
-// ProfileText is Profile under the name what, as a section prints it after its
-// text; "" when file is "".
-func (l *Loader) ProfileText(ctx context.Context, gh *Server, load, what, file string) (string, error) {
-	if file == "" {
-		return "", nil
-	}
-	benchkit.Progress("profiling gatehouse under %s load", what)
-	top, err := l.Profile(ctx, gh, load, file)
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("CPU profile of gatehouse under %s load (%s):\n\n%s", what, file, top), nil
+	top, err := benchkit.Output(ctx, "", "go", "tool", "pprof", "-top", "-cum", "-nodecount=45", file)
+	return fmt.Sprintf("CPU profile of gatehouse under %s load (%s):\n\n%s", what, file, top), err
 }
 
 // ChainYAML is an AuthConfig name with steps required_header steps, each allowing

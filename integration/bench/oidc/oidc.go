@@ -186,7 +186,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options, plugin []checkload.M
 		return benchkit.Result{}, err
 	}
 	res.LoadEnd = time.Now()
-	profile, err := l.ProfileText(ctx, gh, "cookie", "cookie-session", o.Profile)
+	profile, err := l.Profile(ctx, gh, "cookie", "cookie-session", o.Profile)
 	if err != nil {
 		return benchkit.Result{}, err
 	}

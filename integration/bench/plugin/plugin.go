@@ -67,7 +67,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, []
 			return benchkit.Result{}, nil, err
 		}
 	}
-	profile, err := l.ProfileText(ctx, gh, "allow", "allow", o.Profile)
+	profile, err := l.Profile(ctx, gh, "allow", "allow", o.Profile)
 	if err != nil {
 		return benchkit.Result{}, nil, err
 	}
