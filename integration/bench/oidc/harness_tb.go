@@ -11,7 +11,7 @@ import (
 // harnessTB lets the bench use integration/harness, which is written for tests: Fatal
 // and Fatalf end the function run by do with an error instead of ending a test, and
 // Cleanup functions (the harness stops its processes by pid there) run on cleanup.
-// The embedded testing.TB is nil; the harness calls none of its other methods.
+// The embedded testing.TB is nil; the harness calls no method but these.
 type harnessTB struct {
 	testing.TB
 	dir string // parent of TempDir's folders
@@ -30,6 +30,10 @@ func (t *harnessTB) Fatalf(format string, args ...any) {
 }
 
 func (t *harnessTB) Fatal(args ...any) { panic(harnessFatal{fmt.Sprint(args...)}) }
+
+// Failed is false: testbin asks it when it stops a process, to log the process's
+// output after a failed test; the bench keeps none (a failure ends do with an error).
+func (t *harnessTB) Failed() bool { return false }
 
 func (t *harnessTB) Cleanup(f func()) {
 	t.mu.Lock()

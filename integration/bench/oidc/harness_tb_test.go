@@ -3,6 +3,8 @@ package oidc
 import (
 	"slices"
 	"testing"
+
+	"gatehouse.dev/gatehouse/integration/testbin"
 )
 
 func TestHarnessTB(t *testing.T) {
@@ -25,5 +27,20 @@ func TestHarnessTB(t *testing.T) {
 	tb.cleanup()
 	if want := []string{"second", "first"}; !slices.Equal(order, want) {
 		t.Errorf("cleanups ran %v, want %v once each", order, want)
+	}
+}
+
+// The harness runs redis-server and the provider with testbin, whose cleanup asks
+// Failed: with the nil testing.TB that harnessTB embeds, the section panicked after
+// its measurement, when it stopped them.
+func TestHarnessTBStopsTestbinProcesses(t *testing.T) {
+	tb := &harnessTB{dir: t.TempDir()}
+	var p *testbin.Process
+	if err := tb.do(func() { p = testbin.Start(tb, nil, "sleep", "30") }); err != nil {
+		t.Fatal(err)
+	}
+	tb.cleanup()
+	if !p.Exited() {
+		t.Error("sleep still runs after cleanup")
 	}
 }
