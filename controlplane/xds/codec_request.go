@@ -25,33 +25,50 @@ func (c responseCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return c.CodecV2.Unmarshal(data, v)
 	}
+	if data.Len() > ownedAbove {
+		// A request this large is mostly what the client announces, which is kept: it
+		// keeps pointing into a buffer of its own rather than being copied out.
+		return unmarshalDeltaRequest(data.Materialize(), req, true)
+	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()
-	return unmarshalDeltaRequest(buf.ReadOnlyData(), req)
+	return unmarshalDeltaRequest(buf.ReadOnlyData(), req, false)
 }
+
+// ownedAbove is the size past which a delta request is decoded from a buffer of its own.
+const ownedAbove = 16 << 10
 
 var errInvalidUTF8 = errors.New("proto: initial_resource_versions: string field contains invalid UTF-8")
 
 // unmarshalDeltaRequest is proto.Unmarshal(b, req) with initial_resource_versions
-// kept as its entries (keepAnnounced).
-func unmarshalDeltaRequest(b []byte, req *discovery.DeltaDiscoveryRequest) error {
-	entries, err := countField(b, initialVersionsField)
-	if err != nil || entries == 0 {
+// kept as its entries (keepAnnounced). owned says b is the request's own (not reused
+// once decoded): entries written one after another, as a client's encoder writes
+// them, are then kept where they are.
+func unmarshalDeltaRequest(b []byte, req *discovery.DeltaDiscoveryRequest, owned bool) error {
+	start, end, contiguous, err := entriesOf(b)
+	if err != nil || start == end {
 		return proto.Unmarshal(b, req) // proto says what is wrong, if anything
 	}
-	var kept []byte
-	rest := make([]byte, 0, 256)
+	if contiguous {
+		if err := proto.Unmarshal(b[:start], req); err != nil {
+			return err
+		}
+		if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(b[end:], req); err != nil {
+			return err
+		}
+		kept := b[start:end:end]
+		if !owned {
+			kept = append([]byte(nil), kept...)
+		}
+		keepAnnounced(req, kept)
+		return nil
+	}
+	kept := make([]byte, 0, end-start)
+	rest := make([]byte, 0, len(b)-(end-start))
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		m := protowire.ConsumeFieldValue(num, typ, b[n:])
 		if num == initialVersionsField && typ == protowire.BytesType {
-			entry, _ := protowire.ConsumeBytes(b[n:])
-			if _, _, err := mapEntryBytes(entry); err != nil {
-				return err
-			}
-			if kept == nil {
-				kept = make([]byte, 0, len(b)) // one copy: the entries outlive gRPC's buffer
-			}
 			kept = append(kept, b[:n+m]...)
 		} else {
 			rest = append(rest, b[:n+m]...)
@@ -65,23 +82,36 @@ func unmarshalDeltaRequest(b []byte, req *discovery.DeltaDiscoveryRequest) error
 	return nil
 }
 
-// countField counts the occurrences of field (length-delimited) in b; an error when b
-// is not well-formed.
-func countField(b []byte, field protowire.Number) (int, error) {
-	count := 0
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+// entriesOf finds the initial_resource_versions entries of the request b, checking each
+// as proto would: from the first one's start to the last one's end, and whether no other
+// field lies between. An error when b or an entry is not well-formed.
+func entriesOf(b []byte) (start, end int, contiguous bool, err error) {
+	contiguous = true
+	other := false // a field other than an entry since the first entry
+	for at := 0; at < len(b); {
+		num, typ, n := protowire.ConsumeTag(b[at:])
 		if n < 0 {
-			return 0, protowire.ParseError(n)
+			return 0, 0, false, protowire.ParseError(n)
 		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
+		m := protowire.ConsumeFieldValue(num, typ, b[at+n:])
 		if m < 0 {
-			return 0, protowire.ParseError(m)
+			return 0, 0, false, protowire.ParseError(m)
 		}
-		if num == field && typ == protowire.BytesType {
-			count++
+		if num == initialVersionsField && typ == protowire.BytesType {
+			entry, _ := protowire.ConsumeBytes(b[at+n:])
+			if _, _, err := mapEntryBytes(entry); err != nil {
+				return 0, 0, false, err
+			}
+			if end == 0 {
+				start = at
+			} else if other {
+				contiguous = false
+			}
+			end = at + n + m
+		} else if end > 0 {
+			other = true
 		}
-		b = b[n+m:]
+		at += n + m
 	}
-	return count, nil
+	return start, end, contiguous, nil
 }

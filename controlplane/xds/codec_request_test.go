@@ -3,6 +3,7 @@ package xds
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -63,18 +64,20 @@ func TestRequestDecodingIsProtoUnmarshal(t *testing.T) {
 	}
 	typeURL := str(2, ExtAuthConfigType)
 	odd := map[string][]byte{
-		"a key twice, the last wins":   append(append(typeURL, entry(str(1, "k"), str(2, "v1"))...), entry(str(1, "k"), str(2, "v2"))...),
-		"no key":                       entry(str(2, "v")),
-		"no value":                     entry(str(1, "k")),
-		"an empty entry":               entry(),
-		"a field repeated in an entry": entry(str(1, "k"), str(1, "k2"), str(2, "v")),
-		"an unknown field in an entry": entry(str(1, "k"), protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 7), str(2, "v")),
-		"the field as a varint":        append(protowire.AppendVarint(protowire.AppendTag(nil, initialVersionsField, protowire.VarintType), 1), entry(str(1, "k"))...),
-		"an unknown field":             append(entry(str(1, "k")), protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 1)...),
-		"invalid UTF-8 in a key":       entry(str(1, "k\xff"), str(2, "v")),
-		"invalid UTF-8 in a value":     entry(str(1, "k"), str(2, "v\xfe")),
-		"cut short":                    entry(str(1, "key"), str(2, "value"))[:9],
-		"a bad length":                 append(protowire.AppendTag(nil, initialVersionsField, protowire.BytesType), 0x7f, 1),
+		"a key twice, the last wins":    append(append(typeURL, entry(str(1, "k"), str(2, "v1"))...), entry(str(1, "k"), str(2, "v2"))...),
+		"no key":                        entry(str(2, "v")),
+		"no value":                      entry(str(1, "k")),
+		"an empty entry":                entry(),
+		"a field repeated in an entry":  entry(str(1, "k"), str(1, "k2"), str(2, "v")),
+		"an unknown field in an entry":  entry(str(1, "k"), protowire.AppendVarint(protowire.AppendTag(nil, 9, protowire.VarintType), 7), str(2, "v")),
+		"the field as a varint":         append(protowire.AppendVarint(protowire.AppendTag(nil, initialVersionsField, protowire.VarintType), 1), entry(str(1, "k"))...),
+		"an unknown field":              append(entry(str(1, "k")), protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 1)...),
+		"another field between entries": append(append(entry(str(1, "a"), str(2, "1")), str(6, "nonce")...), entry(str(1, "b"), str(2, "2"))...),
+		"entries before the type":       append(entry(str(1, "a"), str(2, "1")), typeURL...),
+		"invalid UTF-8 in a key":        entry(str(1, "k\xff"), str(2, "v")),
+		"invalid UTF-8 in a value":      entry(str(1, "k"), str(2, "v\xfe")),
+		"cut short":                     entry(str(1, "key"), str(2, "value"))[:9],
+		"a bad length":                  append(protowire.AppendTag(nil, initialVersionsField, protowire.BytesType), 0x7f, 1),
 	}
 	for name, b := range odd {
 		t.Run(name, func(t *testing.T) { compareDecoding(t, b) })
@@ -86,9 +89,19 @@ func TestRequestDecodingIsProtoUnmarshal(t *testing.T) {
 
 func compareDecoding(t *testing.T, b []byte) {
 	t.Helper()
+	for _, owned := range []bool{false, true} {
+		compareDecodingOwned(t, slices.Clone(b), owned)
+	}
+}
+
+func compareDecodingOwned(t *testing.T, b []byte, owned bool) {
+	t.Helper()
 	want, got := &discovery.DeltaDiscoveryRequest{}, &discovery.DeltaDiscoveryRequest{}
 	wantErr := proto.Unmarshal(b, want)
-	gotErr := unmarshalDeltaRequest(b, got)
+	gotErr := unmarshalDeltaRequest(b, got, owned)
+	if !owned {
+		clear(b) // a buffer gRPC reuses: nothing decoded may point into it
+	}
 	if (wantErr == nil) != (gotErr == nil) {
 		t.Fatalf("proto: %v; here: %v", wantErr, gotErr)
 	}

@@ -69,7 +69,7 @@ func TestInternKeepsWhatClientsHold(t *testing.T) {
 				t.Fatal(err)
 			}
 			decoded := &discovery.DeltaDiscoveryRequest{}
-			if err := unmarshalDeltaRequest(b, decoded); err != nil {
+			if err := unmarshalDeltaRequest(b, decoded, true); err != nil {
 				t.Fatal(err)
 			}
 			req, sub, change := firstRequest(newNameSets(), decoded)
