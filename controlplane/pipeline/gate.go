@@ -72,6 +72,8 @@ type gate struct {
 	// replicas are reconnecting. started is when the first run's configs were offered.
 	restarted bool
 	started   time.Time
+	// firstHeld is set while the proxies' first publish after a restart waits (holdsFirst).
+	firstHeld bool
 	// remembered are the clients that may have been serving before the restart, when
 	// rememberedKnown: once each is connected again, none is still reconnecting.
 	remembered      []string
@@ -115,11 +117,10 @@ func hasIn(each func(func(string, map[string]string))) func(func(string, func(st
 
 // offer notes the config ids whose ExtAuthConfig changed in a run: those now served
 // that were not before are pending until every replica acknowledges them. The first
-// run's are not: the replicas outlive a restart of the control plane with the configs
-// they had, and holding the virtual hosts back would withdraw them from proxies that
-// have them (a replica that starts without configs is not ready until it has them; the
-// state file, written up to a second late, cannot tell which of them are new). The
-// first run shows a restart when some of its configs served before.
+// run's are not, unless the run shows a restart (some of its configs served before):
+// then those that did not serve before are pending too, and the proxies' first publish
+// waits for them (holdsFirst). The replicas outlive a restart with the configs they
+// had, and acknowledge them once back.
 func (g *gate) offer(changed []string, served func(id string) bool, at time.Time) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -129,7 +130,7 @@ func (g *gate) offer(changed []string, served func(id string) bool, at time.Time
 		g.started = at
 		for _, id := range changed {
 			if g.servedBefore != nil && served(id) && g.servedBefore(id) {
-				g.restarted = true
+				g.restarted, g.firstHeld = true, g.acked != nil
 				break
 			}
 		}
@@ -140,7 +141,7 @@ func (g *gate) offer(changed []string, served func(id string) bool, at time.Time
 		case now && !g.served[id]:
 			g.served[id] = true
 			g.lag.drop(id)
-			if g.acked != nil && !first {
+			if g.acked != nil && (!first || g.restarted && !g.servedBefore(id)) {
 				g.pending[id] = at
 				g.booking(id, true)
 			}
@@ -179,6 +180,41 @@ func (g *gate) reconnecting(t time.Time) bool {
 	}
 	g.restarted = false // every replica that may have served is back
 	return false
+}
+
+// holdsFirst says whether, at t, the proxies' first publish after a restart still
+// waits: within the bound, until every replica that may have served is back and every
+// pending AuthConfig (those the first run found new) is acknowledged. The proxies keep
+// what the control plane before the restart gave them meanwhile; publishing would serve
+// the routes of new AuthConfigs before the replicas have them, or, holding those
+// routes back, withdraw the ones that served just before the restart (the state file
+// is written up to a second late). Once it says false, it always does.
+func (g *gate) holdsFirst(t time.Time) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.firstHeld {
+		return false
+	}
+	if t.Before(g.started.Add(g.bound)) && (g.reconnecting(t) || len(g.pending) > 0) {
+		return true
+	}
+	g.firstHeld = false
+	return false
+}
+
+// firstDue is when the bound ends the wait of the proxies' first publish.
+func (g *gate) firstDue() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.started.Add(g.bound)
+}
+
+// holding says whether the proxies' first publish waits (see holdsFirst), without
+// judging whether it may go now.
+func (g *gate) holding() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.firstHeld
 }
 
 // releaseAt is when the bound releases the routes of pending config id, or, while

@@ -110,28 +110,48 @@ func TestALaggingReplicaHoldsRoutesOnlyUntilTheBound(t *testing.T) {
 }
 
 // An AuthConfig removed with the routes that named it stays served to extauth until
-// every proxy acknowledged route configurations without those routes.
+// every proxy acknowledged route configurations without those routes, and for the
+// drain after: not when the proxies had acknowledged what was published before
+// (they always have, when the removal is read), nor before they acknowledge the
+// removal.
 func TestARemovedAuthConfigLeavesExtauthAfterItsRoutesLeaveTheProxies(t *testing.T) {
+	for _, drain := range []time.Duration{time.Nanosecond, 2 * time.Second} {
+		t.Run(fmt.Sprint("drain ", drain), func(t *testing.T) { removedAuthConfigLeavesLast(t, drain) })
+	}
+}
+
+func removedAuthConfigLeavesLast(t *testing.T, drain time.Duration) {
 	var pub published
 	var up atomic.Bool
 	p := pipeline.New(pipeline.Options{Log: zerolog.New(zerolog.NewTestWriter(t)), Publish: pub.publish,
-		ExtauthAcked: (&replicas{}).each, ProxiesCaughtUp: up.Load, AckBound: time.Hour})
+		ExtauthAcked: (&replicas{}).each, ProxiesCaughtUp: up.Load, AckBound: time.Hour, RemovalDrain: drain})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go p.Regate(ctx)
 	id := fmt.Sprintf("ns%02d.ac-%05d", 1%pipelinetest.Namespaces, 1)
 
 	p.Apply(input(2))
+	up.Store(true) // the proxies hold what was published
 	p.Apply(input(1))
 	if served(p, 1) {
 		t.Fatal("the removed virtual host still goes to the proxies")
 	}
 	if !pub.get(xds.RoleExtauth, xds.ExtAuthConfigType)[id] {
+		t.Fatal("the AuthConfig left extauth with its routes' removal, before the proxies had it")
+	}
+	up.Store(false) // the removal sent, not acknowledged
+	p.Acked()
+	time.Sleep(50 * time.Millisecond)
+	if !pub.get(xds.RoleExtauth, xds.ExtAuthConfigType)[id] {
 		t.Fatal("the AuthConfig left extauth before the proxies acknowledged its routes' removal")
 	}
+	caught := time.Now()
 	up.Store(true)
 	p.Acked()
 	await(t, "the AuthConfig gone from extauth", func() bool { return !pub.get(xds.RoleExtauth, xds.ExtAuthConfigType)[id] })
+	if d := time.Since(caught); d < drain {
+		t.Fatalf("the AuthConfig left extauth %s after the proxies caught up, before the drain of %s", d, drain)
+	}
 
 	// An AuthConfig removed while a route still names it goes at once: the route is
 	// then closed (6b), not kept open.

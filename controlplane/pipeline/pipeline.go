@@ -69,6 +69,9 @@ type Options struct {
 	// named it then stays served to extauth until it is true (or AckBound passed).
 	// Call Acked whenever it may have become true.
 	ProxiesCaughtUp func() bool
+	// RemovalDrain is how long such an AuthConfig stays once the proxies caught up, for
+	// the Checks of requests they routed before (default 1 s, at most AckBound).
+	RemovalDrain time.Duration
 	// ProxiesAcked, when set, reports every connected proxy and what it acknowledged
 	// of typeURL (xds.Server.EachAcked for xds.DefaultProxyRole): a virtual host whose
 	// routes send to a cluster new to the proxies then reaches them only once every
@@ -128,6 +131,7 @@ type Pipeline struct {
 	retained atomic.Int32  // len(retain.kept), read without the run lock
 	regate   chan struct{} // a held virtual host or retained config may be released
 	timer    *time.Timer   // releases held virtual hosts and retained configs at the bound
+	timerAt  time.Time     // when timer fires
 }
 
 // New returns a Pipeline; nothing runs until Run or Apply.
@@ -154,7 +158,11 @@ func New(o Options) *Pipeline {
 	if o.Replicas != nil {
 		p.gate.remembered, p.gate.rememberedKnown = *o.Replicas, true
 	}
-	p.retain = retainer{bound: p.gate.bound, caughtUp: o.ProxiesCaughtUp}
+	drain := o.RemovalDrain
+	if drain == 0 {
+		drain = drainRetained
+	}
+	p.retain = retainer{bound: p.gate.bound, drain: min(drain, p.gate.bound), caughtUp: o.ProxiesCaughtUp}
 	return p
 }
 
@@ -166,7 +174,7 @@ func (p *Pipeline) Held(id string) bool { return p.gate.isHeld(id) }
 // ACK, a replica gone): virtual hosts held for them are published if they may be now.
 // It never blocks; the publishing runs on Run's goroutine.
 func (p *Pipeline) Acked() {
-	if !p.gate.waiting() && !p.cgate.waiting() && p.retained.Load() == 0 && !p.gate.lagging() && !p.cgate.lagging() {
+	if !p.gate.waiting() && !p.cgate.waiting() && p.retained.Load() == 0 && !p.gate.lagging() && !p.cgate.lagging() && !p.gate.holding() {
 		return
 	}
 	select {
@@ -215,14 +223,19 @@ func (p *Pipeline) Apply(in *source.Input) {
 	proxies := p.proxiesOf(edge.Accepted, start)
 	ext, extChanged = p.retain.update(ext, extChanged, before, p.cgate.lastHosts(), p.rawEdgeLocked(), start)
 	p.retained.Store(int32(len(p.retain.kept)))
-	if len(p.retain.kept) > 0 {
-		p.arm(start.Add(p.retain.bound))
+	if at := p.retain.due(); !at.IsZero() {
+		p.arm(at)
 	}
 	out := make(map[string]xds.Resources, len(proxies)+1)
 	changed := make(map[string]xds.Changed, len(proxies)+1)
 	out[xds.RoleExtauth] = xds.Resources{xds.ExtAuthConfigType: ext}
 	changed[xds.RoleExtauth] = xds.Changed{xds.ExtAuthConfigType: extChanged}
 	roles := []string{xds.RoleExtauth}
+	held := p.gate.holdsFirst(start)
+	if held {
+		proxies = nil // published by Regate, once the replicas are back (holdsFirst)
+		p.arm(p.gate.firstDue())
+	}
 	for _, px := range proxies {
 		out[px.Role], changed[px.Role] = p.cache.Envoy(px)
 		roles = append(roles, px.Role)
@@ -246,6 +259,9 @@ func (p *Pipeline) Apply(in *source.Input) {
 			perr[role] = err.Error()
 			p.o.Log.Error().Str("role", role).Err(err).Msg("xds: not published; the previous resources keep serving")
 		}
+	}
+	if !held {
+		p.retain.published()
 	}
 	p.logStatuses(edge)
 	if p.o.OnServing != nil && (p.first || len(edge.Changed) > 0 || len(edge.Removed) > 0) {

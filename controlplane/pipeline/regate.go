@@ -25,6 +25,10 @@ func (p *Pipeline) proxiesOf(a translate.Accepted, now time.Time) []*translate.P
 
 // arm makes the timer kick a release at t (the run lock held).
 func (p *Pipeline) arm(t time.Time) {
+	if now := time.Now(); p.timerAt.After(now) && p.timerAt.Before(t) {
+		return // an earlier kick is due; its run arms what is still waiting
+	}
+	p.timerAt = t
 	d := time.Until(t) + time.Millisecond
 	if p.timer == nil {
 		p.timer = time.AfterFunc(d, p.kick)
@@ -51,7 +55,12 @@ func (p *Pipeline) republishProxies() {
 	if edge == nil {
 		return
 	}
-	proxies := p.proxiesOf(edge.Accepted, time.Now())
+	now := time.Now()
+	proxies := p.proxiesOf(edge.Accepted, now)
+	if p.gate.holdsFirst(now) {
+		p.arm(p.gate.firstDue())
+		return
+	}
 	out := make(map[string]xds.Resources, len(proxies)+1)
 	out[xds.RoleExtauth] = ext
 	var perr map[string]string
@@ -66,6 +75,7 @@ func (p *Pipeline) republishProxies() {
 			p.o.Log.Error().Str("role", px.Role).Err(err).Msg("xds: not published; the previous resources keep serving")
 		}
 	}
+	p.retain.published()
 	p.mu.Lock()
 	p.xds, p.stages.XDS, p.stages.Proxies, p.stages.PublishErrors = out, nil, proxies, perr
 	p.mu.Unlock()

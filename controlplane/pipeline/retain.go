@@ -14,10 +14,11 @@ import (
 
 // retainer makes removals break after the make: an AuthConfig removed in the same
 // run as the routes that named it stays served to extauth until every connected proxy
-// has acknowledged route configurations without those routes (or the bound passes),
-// so no proxy sends a Check for a config_id extauth no longer has.
+// has acknowledged route configurations without those routes, and then for drain
+// more, for the Checks of requests a proxy routed before (or until the bound passes):
+// no proxy sends a Check for a config_id extauth no longer has.
 type retainer struct {
-	bound time.Duration
+	bound, drain time.Duration
 	// caughtUp says whether every connected proxy acknowledged the route configurations
 	// published last (nil: nothing is retained).
 	caughtUp func() bool
@@ -28,7 +29,16 @@ type retainer struct {
 type kept struct {
 	res   types.Resource
 	since time.Time
+	// published says the route configurations without its routes were published (the
+	// run that retained it is over): the proxies catching up since is about them.
+	published bool
+	caught    time.Time // when the proxies were first seen caught up since; zero before
 }
+
+// drainRetained is how long a retained AuthConfig stays after the proxies caught up:
+// a request routed just before may still be waiting for a filter ahead of ext_authz
+// (a JWT key set being fetched) before its Check is sent.
+const drainRetained = time.Second
 
 // update retains, of the config ids removed from ext in this run, those the virtual
 // hosts published before named and the ones published now do not; prev is the last
@@ -58,12 +68,35 @@ func (r *retainer) update(ext map[string]types.Resource, changed []string, befor
 					if r.kept == nil {
 						r.kept = map[string]kept{}
 					}
-					r.kept[id] = kept{res: cfg, since: t}
+					r.kept[id] = kept{res: cfg, since: t} // published: false, until this run is
 				}
 			}
 		}
 	}
 	return r.withKept(ext, changed, t)
+}
+
+// published marks what is retained as out of the run that retained it.
+func (r *retainer) published() {
+	for id, k := range r.kept {
+		k.published = true
+		r.kept[id] = k
+	}
+}
+
+// due is when a retained config may next be released, or zero.
+func (r *retainer) due() time.Time {
+	var at time.Time
+	for _, k := range r.kept {
+		t := k.since.Add(r.bound)
+		if !k.caught.IsZero() {
+			t = k.caught.Add(r.drain)
+		}
+		if at.IsZero() || t.Before(at) {
+			at = t
+		}
+	}
+	return at
 }
 
 // withKept releases what may be and adds the rest to ext; changed loses the names of
@@ -80,7 +113,14 @@ func (r *retainer) withKept(ext map[string]types.Resource, changed []string, t t
 		}
 	}
 	for id, k := range r.kept {
-		if up || t.Sub(k.since) >= r.bound {
+		switch {
+		case !k.published || !up:
+			k.caught = time.Time{} // the proxies were sent something they have not acknowledged
+		case k.caught.IsZero():
+			k.caught = t
+		}
+		r.kept[id] = k
+		if !k.caught.IsZero() && t.Sub(k.caught) >= r.drain || t.Sub(k.since) >= r.bound {
 			delete(r.kept, id)
 			out = append(out, id)
 		}
@@ -119,6 +159,9 @@ func (p *Pipeline) releaseRetained() {
 	ext, changed := p.cache.ExtAuthConfigs(p.rawEdgeLocked().ExtAuthConfigs)
 	ext, changed = p.retain.withKept(ext, changed, time.Now())
 	p.retained.Store(int32(len(p.retain.kept)))
+	if at := p.retain.due(); !at.IsZero() {
+		p.arm(at)
+	}
 	if len(changed) == 0 {
 		return
 	}
