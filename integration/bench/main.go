@@ -72,6 +72,7 @@ func main() {
 	flag.IntVar(&o.fo.RouteEdits, "fanout-route-edits", 8, "fanout: VirtualService edits timed per fleet size (each sends the whole route configuration to every proxy)")
 	flag.DurationVar(&o.fo.Churn, "fanout-churn", time.Minute, "fanout: edits at 10/s with the largest fleet, for memory; 0 skips it")
 	flag.IntVar(&o.fo.Storms, "fanout-storms", 3, "fanout: SIGKILL and restart with the largest fleet")
+	flag.StringVar(&o.fo.StormProfile, "fanout-storm-profile", "", "fanout: write a CPU profile of the control plane over 10 s of each reconnect storm to this file")
 	flag.DurationVar(&o.fo.Stall, "fanout-stall-timeout", time.Minute, "fanout: the control plane's --xds-stall-timeout")
 	flag.StringVar(&o.only, "only", "", "run only these sections, comma-separated (plugin,oidc,pluginload,devloop,controlplane,mtls,observe,churn,fanout)")
 	flag.BoolVar(&o.write, "write", false, "update the sections this run measured in -file, their results in -results, and the goal table")

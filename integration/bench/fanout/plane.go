@@ -16,17 +16,18 @@ import (
 // plane is a `gatehouse controlplane` process pinned to benchkit.ServerCPU, on a
 // folder of generated services, and the fleet of clients connected to it.
 type plane struct {
-	env         *benchkit.Env
-	dir, state  string
-	n           int
-	xds, admin  string
-	stallLimit  time.Duration
-	proc        *benchkit.Proc
-	started     time.Time
-	starts      int
-	proxies     []*xdsfleet.Client
-	extauths    []*xdsfleet.Client
-	routeConfig string
+	env          *benchkit.Env
+	dir, state   string
+	n            int
+	xds, admin   string
+	stallLimit   time.Duration
+	stormProfile string // a CPU profile of each restart, when set
+	proc         *benchkit.Proc
+	started      time.Time
+	starts       int
+	proxies      []*xdsfleet.Client
+	extauths     []*xdsfleet.Client
+	routeConfig  string
 }
 
 // start starts (or, after a kill, restarts) the control plane process on the same

@@ -28,6 +28,9 @@ type Options struct {
 	Churn      time.Duration // edits at 10/s with the largest fleet; 0 skips it
 	Storms     int           // SIGKILL and restart with the largest fleet
 	Stall      time.Duration // the control plane's --xds-stall-timeout; 0 skips the stalled client
+	// StormProfile, when set, is where a CPU profile of the control plane over 10 s of
+	// each reconnect storm is written (the last one's stays).
+	StormProfile string `json:"-"`
 }
 
 // result is what the section measured.
@@ -60,7 +63,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	if err != nil {
 		return benchkit.Result{}, err
 	}
-	p := &plane{env: env, dir: dir, state: filepath.Join(base, "state"), n: o.Resources, xds: addrs[0], admin: addrs[1], stallLimit: o.Stall}
+	p := &plane{env: env, dir: dir, state: filepath.Join(base, "state"), n: o.Resources, xds: addrs[0], admin: addrs[1], stallLimit: o.Stall, stormProfile: o.StormProfile}
 	if err := p.start(); err != nil {
 		return benchkit.Result{}, err
 	}

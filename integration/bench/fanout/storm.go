@@ -2,6 +2,8 @@ package fanout
 
 import (
 	"context"
+	"io"
+	"os"
 	"time"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
@@ -33,6 +35,9 @@ func storm(ctx context.Context, p *plane) (stormResult, error) {
 		return r, err
 	}
 	restart := p.started
+	if p.stormProfile != "" {
+		defer profileRestart(ctx, p.admin, p.stormProfile)()
+	}
 	// A client is back when its new stream answered it, and it then holds everything.
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
@@ -64,4 +69,28 @@ func storm(ctx context.Context, p *plane) (stormResult, error) {
 	}
 	r.Load = benchkit.LoadAverage()
 	return r, nil
+}
+
+// profileRestart writes a 10 s CPU profile of the restarted control plane to path,
+// from when its admin server answers; the returned func waits until it is written.
+func profileRestart(ctx context.Context, admin, path string) (wait func()) {
+	ctx, done := context.WithoutCancel(ctx), make(chan struct{})
+	go func() {
+		defer close(done)
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) {
+			body, err := benchkit.Get(ctx, "http://"+admin+"/debug/pprof/profile?seconds=10")
+			if err != nil {
+				time.Sleep(2 * time.Millisecond)
+				continue
+			}
+			defer body.Close()
+			if f, err := os.Create(path); err == nil {
+				_, _ = io.Copy(f, body)
+				f.Close()
+			}
+			return
+		}
+	}()
+	return func() { <-done }
 }
