@@ -183,19 +183,20 @@ func (g *gate) reconnecting(t time.Time) bool {
 }
 
 // holdsFirst says whether, at t, the proxies' first publish after a restart still
-// waits: within the bound, until every replica that may have served is back and every
-// pending AuthConfig (those the first run found new) is acknowledged. The proxies keep
-// what the control plane before the restart gave them meanwhile; publishing would serve
-// the routes of new AuthConfigs before the replicas have them, or, holding those
-// routes back, withdraw the ones that served just before the restart (the state file
-// is written up to a second late). Once it says false, it always does.
+// waits: within the bound, while an AuthConfig the first run found new is pending (not
+// yet acknowledged by every replica, those that may still be reconnecting included).
+// The proxies keep what the control plane before the restart gave them meanwhile;
+// publishing would serve the routes of new AuthConfigs before the replicas have them,
+// or, holding those routes back, withdraw the ones that served just before the restart
+// (the state file is written up to a second late). A first run with nothing new
+// publishes at once. Once it says false, it always does.
 func (g *gate) holdsFirst(t time.Time) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if !g.firstHeld {
 		return false
 	}
-	if t.Before(g.started.Add(g.bound)) && (g.reconnecting(t) || len(g.pending) > 0) {
+	if t.Before(g.started.Add(g.bound)) && len(g.pending) > 0 {
 		return true
 	}
 	g.firstHeld = false
