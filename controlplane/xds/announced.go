@@ -1,9 +1,11 @@
 package xds
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -126,4 +128,69 @@ func mapEntryBytes(b []byte) (key, value []byte, err error) {
 		b = b[m:]
 	}
 	return key, value, nil
+}
+
+// allAnnounced compares what a client announced on a new stream with what is served
+// and subscribed to, entry by entry, without a map of what it holds. It answers (ok)
+// only when the response then brings the client to the version table: for a wildcard
+// subscription, or a named one that covers every name served; and only when no name
+// was announced twice. Otherwise the caller compares a.versions() (all).
+func (w *deltaSet) allAnnounced(a announced, sub cachev3.Subscription) (changed []missed, removed []string, covers, ok bool) {
+	wildcard, subscribed := sub.IsWildcard(), sub.SubscribedResources()
+	w.stamp++
+	seen, odd := 0, false
+	a.each(func(name, version []byte) {
+		if odd {
+			return
+		}
+		r, served := w.resources[string(name)]
+		if !wildcard {
+			if _, ok := subscribed[string(name)]; !ok {
+				served = false
+			}
+		}
+		if !served {
+			removed = append(removed, string(name))
+			return
+		}
+		v := r.version()
+		if *r.seen == w.stamp || v == "" {
+			odd = true // announced twice, or not marshaled: all() tells
+			return
+		}
+		*r.seen = w.stamp
+		seen++
+		if string(version) != v {
+			changed = append(changed, missed{r.name, v})
+		}
+	})
+	if odd {
+		return nil, nil, false, false
+	}
+	if seen < len(w.resources) { // served names not announced, sent if subscribed to
+		unseen := func(r wireResource) bool {
+			if *r.seen == w.stamp {
+				return false
+			}
+			changed = append(changed, missed{r.name, r.version()})
+			seen++
+			return r.version() == ""
+		}
+		if wildcard {
+			for _, r := range w.resources {
+				odd = unseen(r) || odd
+			}
+		} else {
+			for name := range subscribed {
+				if r, ok := w.resources[name]; ok {
+					odd = unseen(r) || odd
+				}
+			}
+		}
+		if odd || seen < len(w.resources) && !wildcard {
+			return nil, nil, false, false
+		}
+	}
+	slices.Sort(removed)
+	return changed, slices.Compact(removed), !wildcard, true
 }
