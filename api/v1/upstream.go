@@ -57,6 +57,12 @@ type SettingsSpec struct {
 	// OpenTelemetry tracer and send the trace context on to extauth, whose spans then
 	// sit inside the proxies' traces.
 	Tracing *TracingSettings `json:"tracing,omitempty"`
+	// VirtualHostDiscovery, when true, serves each VirtualService of a plain-text
+	// listener to the gateway proxies as a virtual host of its own over Envoy's VHDS,
+	// rather than every one of them inside the listener's route configuration: an edit
+	// then sends one virtual host, not all of them. VHDS is delta xDS only, so every
+	// proxy must use delta ADS (the bootstrap `gatehouse bootstrap` writes does).
+	VirtualHostDiscovery bool `json:"virtualHostDiscovery,omitempty"`
 }
 
 // TracingSettings turn on tracing in the gateway proxies.

@@ -172,7 +172,7 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound, 
 	xo.Registerer, xo.OnNack, xo.Tracer = promReg, cp.nack, cp.tracer
 	xo.OnAcked = func(role, typeURL string) {
 		switch typeURL {
-		case xds.ExtAuthConfigType, xds.RouteType, xds.ClusterType, xds.EndpointType:
+		case xds.ExtAuthConfigType, xds.RouteType, xds.VirtualHostType, xds.ClusterType, xds.EndpointType:
 		default:
 			return
 		}
@@ -187,7 +187,7 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound, 
 		}
 	}}
 	po.AckBound = ackBound
-	po.ProxiesCaughtUp = func() bool { return cp.xds.CaughtUp(xds.RouteType) }
+	po.ProxiesCaughtUp = func() bool { return cp.xds.CaughtUp(xds.RouteType) && cp.xds.CaughtUp(xds.VirtualHostType) }
 	po.ExtauthAcked = func(f func(string, map[string]string)) { cp.xds.EachAcked(xds.RoleExtauth, xds.ExtAuthConfigType, f) }
 	po.ProxiesAcked = func(typeURL string, f func(string, map[string]string)) {
 		cp.xds.EachAcked(xds.DefaultProxyRole, typeURL, f)

@@ -252,3 +252,28 @@ func TestUpstreamEditKeepsTheListeners(t *testing.T) {
 		t.Error("an AuthConfig edit made the proxies again")
 	}
 }
+
+// TestVHDSEditSendsOneVirtualHost: with Settings spec.virtualHostDiscovery, an edit of
+// one VirtualService hands Publish that virtual host only (the route configuration and
+// every other virtual host are the same messages), and turning it off takes every
+// VHDS virtual host away and puts them back into the route configuration.
+func TestVHDSEditSendsOneVirtualHost(t *testing.T) {
+	vhds := filepath.Join("testdata", "vhds.yaml")
+	p := pipeline.New(pipeline.Options{})
+	p.Apply(decodeFile(t, vhds))
+	before := p.Stages()
+	p.Apply(decodeEdited(t, vhds, "prefix: /public", "prefix: /open"))
+	after := p.Stages()
+	if d := cmp.Diff([]string{"VirtualHost http/gatehouse-system.default"}, changed(before.XDS, after.XDS)); d != "" {
+		t.Errorf("changed messages (-want +got):\n%s", d)
+	}
+
+	p.Apply(decodeEdited(t, vhds, "virtualHostDiscovery: true", "virtualHostDiscovery: false"))
+	off := p.Stages().XDS[xds.DefaultProxyRole]
+	if n := len(off[xds.VirtualHostType]); n != 0 {
+		t.Errorf("VHDS off: %d virtual hosts still served over VHDS", n)
+	}
+	if got := virtualHosts(off[xds.RouteType]["http"]); len(got) != 2 {
+		t.Errorf("VHDS off: the route configuration has %d virtual hosts, want 2", len(got))
+	}
+}

@@ -69,8 +69,9 @@ type concern struct {
 }
 
 // concerns maps a NACK onto the resources it is about. extauth's detail has one line
-// per config, "<config_id>: <reason>"; a proxy's names are clusters (Upstreams) or a
-// route configuration (the VirtualServices its detail names, else all of them).
+// per config, "<config_id>: <reason>"; a proxy's names are clusters (Upstreams), virtual
+// hosts (VHDS: their VirtualServices) or a route configuration (the VirtualServices its
+// detail names, else all of them).
 func concerns(n xds.Nack, edge *validate.Edge) []concern {
 	index := map[string]*validate.Resource{}
 	for r := range edge.Resources.Values() {
@@ -108,6 +109,26 @@ func concerns(n xds.Nack, edge *validate.Edge) []concern {
 		for _, name := range n.Names {
 			add(byID(apiv1.KindUpstream, name), []string{n.Detail})
 		}
+	case xds.VirtualHostType:
+		// Each virtual host is a VirtualService's: those the detail names, else every
+		// one the rejected response carried.
+		var named, all []concern
+		for _, name := range n.Names {
+			_, id, _ := xds.SplitVirtualHostName(name)
+			r := byID(apiv1.KindVirtualService, id)
+			if r == nil {
+				continue
+			}
+			c := concern{key: r.Key(), hash: r.Serving, reasons: []string{n.Detail}}
+			all = append(all, c)
+			if strings.Contains(n.Detail, id) {
+				named = append(named, c)
+			}
+		}
+		if named != nil {
+			all = named
+		}
+		out = append(out, all...)
 	case xds.RouteType, xds.ListenerType:
 		var named, all []concern
 		for r := range edge.Resources.Values() {

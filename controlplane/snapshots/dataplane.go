@@ -11,7 +11,8 @@ import (
 // DataPlane says how far each resource that serves has reached the clients: for an
 // AuthConfig, how many connected extauth replicas acknowledged its current version
 // ("extauth 2/2"); for a VirtualService, how many proxies of its role acknowledged the
-// route configurations now published ("proxies 1/1"), or that it waits for extauth.
+// route configurations and virtual hosts now published ("proxies 1/1"), or that it
+// waits for extauth.
 // The strings are in the order of rs; "" for a resource that does not serve or of
 // another kind, and all "" when o cannot tell.
 func DataPlane(o Options, rs []*validate.Resource) []string {
@@ -43,7 +44,7 @@ func DataPlane(o Options, rs []*validate.Resource) []string {
 			continue
 		}
 		if proxies == "" {
-			n, total := o.CaughtUp(xds.DefaultProxyRole, xds.RouteType)
+			n, total := o.CaughtUp(xds.DefaultProxyRole, xds.RouteType, xds.VirtualHostType)
 			proxies = share("proxies", n, total)
 		}
 		out[i] = proxies

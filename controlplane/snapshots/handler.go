@@ -25,7 +25,7 @@ type Options struct {
 	// ServedBy, CaughtUp and Held, when set, tell how far resources reached the clients
 	// (xds.Server.ServedBy and CaughtUpCount, pipeline.Pipeline.Held): see DataPlane.
 	ServedBy func(role, typeURL string, names []string) ([]int, int)
-	CaughtUp func(role, typeURL string) (int, int)
+	CaughtUp func(role string, typeURLs ...string) (int, int)
 	Held     func(id string) bool
 }
 

@@ -1,6 +1,7 @@
 package translate
 
 import (
+	"maps"
 	"strconv"
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
@@ -66,6 +67,56 @@ type listenerCache struct {
 	options  listenerOptions                                      // of vhosts' models
 	routes   *routev3.RouteConfiguration                          // a plain-text listener's
 	perHost  map[*routev3.VirtualHost]*routev3.RouteConfiguration // a TLS listener's, one per virtual host
+	// vhds are a plain-text listener's virtual hosts while it is on VHDS, by resource
+	// name, edited in place as roleCache.cdsOut; vhdsOf is the route configuration
+	// they were named for.
+	vhds   map[string]types.Resource
+	vhdsOf string
+}
+
+// vhdsUpdate brings lc.vhds up to the virtual hosts lc.vhosts last built for l, or
+// empties it when l is nil (the listener is not on VHDS, or gone), noting every
+// name it adds, replaces or drops.
+func (lc *listenerCache) vhdsUpdate(l *Listener, note func(typ, name string)) {
+	if l == nil || lc.vhds == nil || lc.vhdsOf != l.RouteConfig {
+		for name := range lc.vhds {
+			note(resourcev3.VirtualHostType, name)
+		}
+		lc.vhds = nil
+		if l == nil {
+			return
+		}
+		lc.vhds, lc.vhdsOf = make(map[string]types.Resource, len(l.VirtualHosts)), l.RouteConfig
+		for _, vh := range l.VirtualHosts {
+			name := xds.VirtualHostName(l.RouteConfig, vh.Name)
+			lc.vhds[name] = lc.vhosts.built[vh]
+			note(resourcev3.VirtualHostType, name)
+		}
+		return
+	}
+	for _, vh := range lc.vhosts.removed {
+		name := xds.VirtualHostName(l.RouteConfig, vh.Name)
+		delete(lc.vhds, name)
+		note(resourcev3.VirtualHostType, name)
+	}
+	for _, vh := range lc.vhosts.added {
+		name := xds.VirtualHostName(l.RouteConfig, vh.Name)
+		lc.vhds[name] = lc.vhosts.built[vh]
+		note(resourcev3.VirtualHostType, name)
+	}
+}
+
+// virtualHosts is the VirtualHostType map of a role whose listeners of were on VHDS:
+// the one listener's own (edited in place), or the union of several.
+func virtualHosts(of []map[string]types.Resource) map[string]types.Resource {
+	if len(of) == 1 {
+		return of[0]
+	}
+	out := map[string]types.Resource{}
+	for _, m := range of {
+		maps.Copy(out, m)
+	}
+	return out
 }
 
 type envoyCluster struct {
@@ -103,6 +154,7 @@ func (c *Cache) Envoy(p *Proxy) (xds.Resources, xds.Changed) {
 		rc.listeners = map[string]*listenerCache{}
 	}
 	live := map[string]bool{}
+	var vhds []map[string]types.Resource // of the listeners on VHDS
 	for _, l := range p.Listeners {
 		live[l.Name] = true
 		lc := rc.listeners[l.Name]
@@ -134,8 +186,22 @@ func (c *Cache) Envoy(p *Proxy) (xds.Resources, xds.Changed) {
 			note(resourcev3.ListenerType, l.Name)
 		}
 		out[resourcev3.ListenerType][l.Name] = lc.listener
+		if !l.TLS && l.VirtualHostDiscovery {
+			lc.vhdsUpdate(l, note)
+			if lc.routes == nil || lc.routes.GetName() != l.RouteConfig || lc.routes.GetVhds() == nil {
+				if lc.routes != nil && lc.routes.GetName() != l.RouteConfig {
+					note(resourcev3.RouteType, lc.routes.GetName()) // renamed: the old name goes
+				}
+				lc.routes = EnvoyVHDSRouteConfiguration(l.RouteConfig)
+				note(resourcev3.RouteType, l.RouteConfig)
+			}
+			out[resourcev3.RouteType][l.RouteConfig] = lc.routes
+			vhds = append(vhds, lc.vhds)
+			continue
+		}
+		lc.vhdsUpdate(nil, note)
 		if !l.TLS {
-			if changed || lc.routes == nil || lc.routes.GetName() != l.RouteConfig {
+			if changed || lc.routes == nil || lc.routes.GetName() != l.RouteConfig || lc.routes.GetVhds() != nil {
 				if lc.routes != nil {
 					note(resourcev3.RouteType, lc.routes.GetName()) // renamed: the old name goes
 				}
@@ -172,7 +238,11 @@ func (c *Cache) Envoy(p *Proxy) (xds.Resources, xds.Changed) {
 			for _, r := range lc.perHost {
 				note(resourcev3.RouteType, r.GetName())
 			}
+			lc.vhdsUpdate(nil, note)
 		}
+	}
+	if len(vhds) > 0 {
+		out[resourcev3.VirtualHostType] = virtualHosts(vhds)
 	}
 	rc.secrets.update(chunked.Of(p.Secrets), EnvoySecret, nil)
 	for _, m := range rc.secrets.added {

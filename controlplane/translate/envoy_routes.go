@@ -74,3 +74,16 @@ func EnvoyVirtualHost(vh *VirtualHost) *routev3.VirtualHost {
 func EnvoyRouteConfiguration(name string, vhosts []*routev3.VirtualHost) *routev3.RouteConfiguration {
 	return &routev3.RouteConfiguration{Name: name, VirtualHosts: vhosts}
 }
+
+// vhdsSource has a route configuration's virtual hosts come over VHDS on the proxy's
+// ADS stream.
+var vhdsSource = &routev3.Vhds{ConfigSource: &corev3.ConfigSource{
+	ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}},
+	ResourceApiVersion:    corev3.ApiVersion_V3,
+}}
+
+// EnvoyVHDSRouteConfiguration is the route configuration name whose virtual hosts
+// are served over VHDS, each as the resource xds.VirtualHostName(name, its name).
+func EnvoyVHDSRouteConfiguration(name string) *routev3.RouteConfiguration {
+	return &routev3.RouteConfiguration{Name: name, Vhds: vhdsSource}
+}

@@ -33,9 +33,13 @@ type Listener struct {
 	// RouteConfig is the route configuration of a plain-text listener. A TLS listener
 	// has one filter chain per virtual host, each with its own route configuration
 	// (HTTPSRouteConfig).
-	RouteConfig  string         `json:"routeConfig,omitempty"`
-	TLS          bool           `json:"tls,omitempty"`
-	VirtualHosts []*VirtualHost `json:"virtualHosts"`
+	RouteConfig string `json:"routeConfig,omitempty"`
+	// VirtualHostDiscovery, on a plain-text listener, serves its virtual hosts as
+	// resources of their own over VHDS, named VHDSName, and the route configuration
+	// without them.
+	VirtualHostDiscovery bool           `json:"virtualHostDiscovery,omitempty"`
+	TLS                  bool           `json:"tls,omitempty"`
+	VirtualHosts         []*VirtualHost `json:"virtualHosts"`
 	// Tracing, when set, traces the listener's requests (Settings spec.tracing).
 	Tracing *Tracing `json:"tracing,omitempty"`
 }

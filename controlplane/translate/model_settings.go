@@ -26,6 +26,9 @@ type Settings struct {
 	DevMode bool `json:"devMode"`
 	// Tracing, when set, has the gateway proxies trace requests (spec.tracing).
 	Tracing *Tracing `json:"tracing,omitempty"`
+	// VirtualHostDiscovery serves the plain-text listeners' virtual hosts over VHDS
+	// (spec.virtualHostDiscovery).
+	VirtualHostDiscovery bool `json:"virtualHostDiscovery,omitempty"`
 }
 
 // DefaultSettings apply when no Settings resource is accepted.
@@ -36,7 +39,7 @@ func DefaultSettings() Settings {
 // SettingsOf translates a Settings resource, with every problem of it.
 func SettingsOf(s *apiv1.Settings) (Settings, error) {
 	out := DefaultSettings()
-	out.From, out.DevMode = s.Metadata.ID(), s.Spec.DevMode
+	out.From, out.DevMode, out.VirtualHostDiscovery = s.Metadata.ID(), s.Spec.DevMode, s.Spec.VirtualHostDiscovery
 	var errs fieldErrors
 	if e := s.Spec.Extauth; e != nil {
 		if e.RequestTimeout != "" {
@@ -76,6 +79,9 @@ func (s Settings) String() string {
 	out := fmt.Sprintf("requestTimeout=%s extauthzServer=%s extauthTlsSdsDir=%q devMode=%t", s.RequestTimeout, s.ExtauthzServer, s.ExtauthTLSSDSDir, s.DevMode)
 	if t := s.Tracing; t != nil {
 		out += fmt.Sprintf(" tracing=%s:%d@%g%%", t.Collector.Addr, t.Collector.Port, t.SamplePercent)
+	}
+	if s.VirtualHostDiscovery {
+		out += " virtualHostDiscovery=true"
 	}
 	return out
 }

@@ -38,7 +38,7 @@ func Proxies(a Accepted) []*Proxy {
 		Role: xds.DefaultProxyRole,
 		Listeners: []*Listener{{
 			Name: HTTPListenerName, Address: HTTPAddress, Port: HTTPPort, RouteConfig: HTTPRouteConfig,
-			VirtualHosts: plain,
+			VirtualHostDiscovery: a.Settings.VirtualHostDiscovery, VirtualHosts: plain,
 		}},
 		Clusters: a.Clusters,
 	}

@@ -144,10 +144,8 @@ func (w *deltaSet) allAnnounced(a announced, sub cachev3.Subscription) (changed 
 			return
 		}
 		r, served := w.resources[string(name)]
-		if !wildcard {
-			if _, ok := subscribed[string(name)]; !ok {
-				served = false
-			}
+		if !wildcard && !w.subscribedTo(subscribed, string(name)) {
+			served = false
 		}
 		if !served {
 			removed = append(removed, string(name))
@@ -176,9 +174,11 @@ func (w *deltaSet) allAnnounced(a announced, sub cachev3.Subscription) (changed 
 			seen++
 			return r.version() == ""
 		}
-		if wildcard {
+		if wildcard || w.typeURL == VirtualHostType {
 			for _, r := range w.resources {
-				odd = unseen(r) || odd
+				if wildcard || w.subscribedTo(subscribed, r.name) {
+					odd = unseen(r) || odd
+				}
 			}
 		} else {
 			for name := range subscribed {

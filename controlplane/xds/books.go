@@ -235,7 +235,7 @@ func (s *Server) Unbook(typeURL string, names ...string) {
 // make-before-break order and the data-plane statuses read. A book holds an entry per
 // resource per client, so the types every proxy holds thousands of (clusters,
 // endpoints) are left out.
-var bookTypes = []string{ExtAuthConfigType, RouteType}
+var bookTypes = []string{ExtAuthConfigType, RouteType, VirtualHostType}
 
 // EachAcked calls f with every open stream of role (whose node named it) and what its
 // client acknowledged of typeURL (one of ExtAuthConfigType and RouteType, or the
@@ -335,9 +335,10 @@ func (s *Server) ServedBy(role, typeURL string, names []string) (counts []int, t
 }
 
 // CaughtUpCount counts the open streams of role that acknowledged the version of
-// every resource of typeURL (ExtAuthConfigType or RouteType) they hold that is served now, with none unanswered.
-func (s *Server) CaughtUpCount(role, typeURL string) (n, total int) {
-	var held []map[string]string
+// every resource of each of typeURLs (booked types: ExtAuthConfigType, RouteType,
+// VirtualHostType) they hold that is served now, with none unanswered.
+func (s *Server) CaughtUpCount(role string, typeURLs ...string) (n, total int) {
+	var held [][]map[string]string // per stream, per type
 	c := s.cb
 	c.mu.Lock()
 	for _, b := range c.streams {
@@ -345,15 +346,25 @@ func (s *Server) CaughtUpCount(role, typeURL string) (n, total int) {
 			continue
 		}
 		total++
-		if len(b.sent[typeURL]) == 0 {
-			held = append(held, b.acked[typeURL].snapshot())
+		acked := make([]map[string]string, 0, len(typeURLs))
+		for _, typeURL := range typeURLs {
+			if len(b.sent[typeURL]) > 0 {
+				acked = nil
+				break
+			}
+			acked = append(acked, b.acked[typeURL].snapshot())
+		}
+		if acked != nil {
+			held = append(held, acked)
 		}
 	}
 	c.mu.Unlock()
-	for _, acked := range held {
+	for _, stream := range held {
 		up := true
-		for name, v := range acked {
-			up = up && s.Version(role, typeURL, name) == v
+		for i, acked := range stream {
+			for name, v := range acked {
+				up = up && s.Version(role, typeURLs[i], name) == v
+			}
 		}
 		if up {
 			n++

@@ -152,6 +152,8 @@ func kindOf(typeURL string) string {
 		return "cluster load assignment"
 	case SecretType:
 		return "secret"
+	case VirtualHostType:
+		return "virtual host"
 	case ExtAuthConfigType:
 		return "ExtAuthConfig"
 	}

@@ -220,6 +220,11 @@ func (w *deltaSet) createWatch(req *cachev3.DeltaRequest, sub cachev3.Subscripti
 	}
 	wt := &setWatch{req: req, sub: sub, ch: ch}
 	evenIfEmpty := sub.IsWildcard() && req.GetResponseNonce() == ""
+	if w.typeURL == VirtualHostType && (change.first || change.changed) {
+		// A proxy's route configuration waits for its first VHDS answer, and may well
+		// have no virtual host: answered even when there is nothing to send.
+		evenIfEmpty = true
+	}
 	if a := takeAnnounced(req); a != nil && change.first {
 		// Answered even when up to date: the response makes what it holds the stream's.
 		wt.announced, evenIfEmpty = a, true
@@ -354,7 +359,7 @@ func (w *deltaSet) since(seq uint64, covered bool, known map[string]string, sub 
 			continue
 		}
 		seen[name] = true
-		if _, ok := subscribed[name]; !wildcard && !ok {
+		if !wildcard && !w.subscribedTo(subscribed, name) {
 			if _, served := w.resources[name]; served {
 				covers = false
 			}
@@ -417,6 +422,9 @@ func mapAddr(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() 
 // allNamed compares each name subscribed with known; a name known but no longer
 // served, or no longer subscribed to, is removed.
 func (w *deltaSet) allNamed(known map[string]string, subscribed map[string]struct{}) (changed []missed, removed []string, covers bool, err error) {
+	if w.typeURL == VirtualHostType {
+		return w.allInNamespaces(known, subscribed)
+	}
 	served := 0
 	for name := range subscribed {
 		if _, ok := w.resources[name]; ok {
@@ -432,6 +440,44 @@ func (w *deltaSet) allNamed(known map[string]string, subscribed map[string]struc
 		}
 	}
 	return changed, removed, served == len(w.resources), nil
+}
+
+// subscribedTo says whether a named subscription covers name: it names it, or, for
+// VHDS, the route configuration whose namespace name is in (Envoy subscribes to a
+// route configuration's virtual hosts by naming the route configuration).
+func (w *deltaSet) subscribedTo(subscribed map[string]struct{}, name string) bool {
+	if _, ok := subscribed[name]; ok {
+		return true
+	}
+	if w.typeURL != VirtualHostType {
+		return false
+	}
+	rc, _, ok := SplitVirtualHostName(name)
+	if ok {
+		_, ok = subscribed[rc]
+	}
+	return ok
+}
+
+// allInNamespaces is allNamed for VHDS: every resource served is compared whose name,
+// or namespace, is subscribed to.
+func (w *deltaSet) allInNamespaces(known map[string]string, subscribed map[string]struct{}) (changed []missed, removed []string, covers bool, err error) {
+	covers = true
+	for name := range w.resources {
+		if !w.subscribedTo(subscribed, name) {
+			covers = false
+			continue
+		}
+		if err := w.compare(name, known, &changed, &removed); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	for name := range known {
+		if _, served := w.resources[name]; !served || !w.subscribedTo(subscribed, name) {
+			removed = append(removed, name)
+		}
+	}
+	return changed, removed, covers, nil
 }
 
 // wire is the discovery.Resource of name as served now, built on first use.

@@ -32,7 +32,18 @@ func inspect(typeURL, name string, res types.Resource) ([]key, error) {
 	if got := "type.googleapis.com/" + string(res.ProtoReflect().Descriptor().FullName()); got != typeURL {
 		return nil, fmt.Errorf("is a %s, listed under %s", got, typeURL)
 	}
-	if got := resourceName(res); got != name {
+	inside, w := name, &walker{}
+	if typeURL == VirtualHostType {
+		// Named "<route configuration>/<virtual host>": it belongs to that route
+		// configuration, which must be served beside it.
+		rc, vh, ok := SplitVirtualHostName(name)
+		if !ok || rc == "" {
+			return nil, fmt.Errorf("is not named %q", "<route configuration>/<virtual host>")
+		}
+		inside = vh
+		w.refs = append(w.refs, key{RouteType, rc})
+	}
+	if got := resourceName(res); got != inside {
 		return nil, fmt.Errorf("is named %q inside, listed as %q", got, name)
 	}
 	full, err := expandMessage(res) // routes_compact.go
@@ -42,7 +53,6 @@ func inspect(typeURL, name string, res types.Resource) ([]key, error) {
 	if err := validate(full); err != nil {
 		return nil, err
 	}
-	w := &walker{}
 	w.message("", full.ProtoReflect())
 	return w.refs, joinErrs(w.errs)
 }

@@ -3,6 +3,8 @@
 package xds
 
 import (
+	"strings"
+
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
@@ -28,9 +30,28 @@ const (
 	ClusterType  = resourcev3.ClusterType
 	EndpointType = resourcev3.EndpointType
 	SecretType   = resourcev3.SecretType
+	// VirtualHostType is VHDS: the virtual hosts of a route configuration that has
+	// vhds, each a resource named VirtualHostName.
+	VirtualHostType = resourcev3.VirtualHostType
 )
+
+// VirtualHostName is the VHDS resource name of virtual host vhost of route
+// configuration routeConfig: "<route configuration>/<virtual host>", Envoy's naming.
+// The part before the last "/" is the resource's namespace, which a client
+// subscribes to by naming the route configuration.
+func VirtualHostName(routeConfig, vhost string) string { return routeConfig + "/" + vhost }
+
+// SplitVirtualHostName is the route configuration a VHDS resource name belongs to
+// (its namespace) and the virtual host's own name; ok is false for a name without "/".
+func SplitVirtualHostName(name string) (routeConfig, vhost string, ok bool) {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return "", "", false
+	}
+	return name[:i], name[i+1:], true
+}
 
 // ProxyTypes are the types served to a gateway proxy role, in the order a change must
 // reach it when something is added (clusters and endpoints before the listeners and
 // routes that use them; the reverse when something is removed).
-var ProxyTypes = []string{ClusterType, EndpointType, SecretType, ListenerType, RouteType}
+var ProxyTypes = []string{ClusterType, EndpointType, SecretType, ListenerType, RouteType, VirtualHostType}

@@ -46,6 +46,8 @@ func TestServesEachRoleItsOwnResources(t *testing.T) {
 			xds.ClusterType:  {"bench.svc-00000", "bench.svc-00001", "bench.svc-00002", xdstest.ExtauthCluster},
 			xds.EndpointType: {"bench.svc-00000", "bench.svc-00001", "bench.svc-00002", xdstest.ExtauthCluster},
 			xds.SecretType:   nil,
+			// Served, empty: the route configuration has its virtual hosts inline.
+			xds.VirtualHostType: nil,
 		}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("proxy resources (-want +got):\n%s", d)

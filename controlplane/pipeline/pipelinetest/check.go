@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	"github.com/envoyproxy/go-control-plane/pkg/cache/types"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"google.golang.org/protobuf/proto"
@@ -24,7 +25,9 @@ type validator interface{ ValidateAll() error }
 // its own name passes ValidateAll, every Any inside it (typed_config, per-filter
 // configs, protocol options) unpacks and passes ValidateAll too, and, for Envoy
 // types, go-control-plane's snapshot consistency check passes (every EDS cluster has
-// its ClusterLoadAssignment, every RDS name its route configuration, nothing extra).
+// its ClusterLoadAssignment, every RDS name its route configuration, nothing extra);
+// a VHDS virtual host is named "<route configuration>/<its name>", after a route
+// configuration served with vhds.
 func Valid(resources map[string]map[string]types.Resource) error {
 	var errs []error
 	byType := map[string][]types.Resource{}
@@ -40,6 +43,8 @@ func Valid(resources map[string]map[string]types.Resource) error {
 				if ex.GetConfigId() != name {
 					errs = append(errs, fmt.Errorf("%s %q: config_id is %q", typeURL, name, ex.GetConfigId()))
 				}
+			} else if typeURL == xds.VirtualHostType {
+				errs = append(errs, vhdsNamed(resources, name, cachev3.GetResourceName(r))...)
 			} else if got := cachev3.GetResourceName(r); got != name {
 				errs = append(errs, fmt.Errorf("%s %q: resource is named %q", typeURL, name, got))
 			}
@@ -134,4 +139,25 @@ func sortedTypes(m map[string]map[string]types.Resource) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// vhdsNamed checks the name of a VHDS virtual host named inside as it is served
+// under name.
+func vhdsNamed(resources map[string]map[string]types.Resource, name, inside string) []error {
+	rc, vh, ok := xds.SplitVirtualHostName(name)
+	if !ok || vh != inside {
+		return []error{fmt.Errorf("%s %q: not named <route configuration>/%s", xds.VirtualHostType, name, inside)}
+	}
+	r, ok := resources[xds.RouteType][rc]
+	if !ok {
+		return []error{fmt.Errorf("%s %q: route configuration %q is not served", xds.VirtualHostType, name, rc)}
+	}
+	full, err := xds.Expand(r)
+	if err != nil {
+		return []error{err}
+	}
+	if m, ok := full.(interface{ GetVhds() *routev3.Vhds }); !ok || m.GetVhds() == nil {
+		return []error{fmt.Errorf("%s %q: route configuration %q has no vhds", xds.VirtualHostType, name, rc)}
+	}
+	return nil
 }

@@ -61,6 +61,19 @@ func Proxy(n int) xds.Resources {
 	return r
 }
 
+// ProxyVHDS is Proxy(n) with the virtual hosts over VHDS: the route configuration has
+// vhds and none of them, each is a VirtualHostType resource of its own.
+func ProxyVHDS(n int) xds.Resources {
+	r := Proxy(n)
+	rc := r[xds.RouteType][RouteName].(*route.RouteConfiguration)
+	r[xds.RouteType][RouteName] = &route.RouteConfiguration{Name: RouteName, Vhds: &route.Vhds{ConfigSource: ADS()}}
+	r[xds.VirtualHostType] = map[string]types.Resource{}
+	for _, vh := range rc.GetVirtualHosts() {
+		r[xds.VirtualHostType][xds.VirtualHostName(RouteName, vh.GetName())] = vh
+	}
+	return r
+}
+
 // Extauth is the state of the extauth role with n AuthConfigs.
 func Extauth(n int) xds.Resources {
 	r := xds.Resources{xds.ExtAuthConfigType: {}}
