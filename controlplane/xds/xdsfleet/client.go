@@ -174,8 +174,14 @@ func (c *Client) apply(resp *discovery.DeltaDiscoveryResponse, sub *subscription
 	for _, r := range resp.GetResources() {
 		v := r.GetResource().GetValue()
 		size += int64(len(v))
-		if typ == xds.RouteType && c.rawRoutes.Load() {
-			continue
+		decode := decode
+		if c.rawRoutes.Load() {
+			switch typ {
+			case xds.RouteType:
+				decode = func(_ string, b []byte) ([]string, error) { return routesWithoutVirtualHosts(b) }
+			case xds.VirtualHostType:
+				continue
+			}
 		}
 		names, err := decode(typ, v)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
@@ -22,8 +23,9 @@ import (
 
 // subscriptions are what a client asks for, as its real client does: extauth every
 // ExtAuthConfig (wildcard); a gateway proxy, as Envoy over ADS, every cluster and
-// listener (wildcard), and by name the endpoints of its EDS clusters and the route
-// configurations its listeners name. They outlive a stream: a new stream asks again
+// listener (wildcard), and by name the endpoints of its EDS clusters, the route
+// configurations its listeners name and, over VHDS, the virtual hosts of the route
+// configurations that have vhds (by naming the route configuration, their namespace). They outlive a stream: a new stream asks again
 // for every name known.
 type subscriptions struct {
 	wildcard []string
@@ -35,13 +37,13 @@ func newSubscriptions(role string) *subscriptions {
 		return &subscriptions{wildcard: []string{xds.ExtAuthConfigType}}
 	}
 	return &subscriptions{wildcard: []string{xds.ClusterType, xds.ListenerType},
-		named: map[string]map[string]bool{xds.EndpointType: {}, xds.RouteType: {}}}
+		named: map[string]map[string]bool{xds.EndpointType: {}, xds.RouteType: {}, xds.VirtualHostType: {}}}
 }
 
 // initial are the types a new stream subscribes to, in order.
 func (s *subscriptions) initial() []string {
 	out := slices.Clone(s.wildcard)
-	for _, typ := range []string{xds.EndpointType, xds.RouteType} {
+	for _, typ := range []string{xds.EndpointType, xds.RouteType, xds.VirtualHostType} {
 		if len(s.named[typ]) > 0 {
 			out = append(out, typ)
 		}
@@ -61,10 +63,10 @@ func (s *subscriptions) request(typ string, versions map[string]string) *discove
 }
 
 // follow updates the named subscriptions after a response of typ whose resources
-// reference refs (EDS names of clusters, route configurations of listeners), and
-// returns the requests that tell the server.
+// reference refs (EDS names of clusters, route configurations of listeners, VHDS
+// namespaces of route configurations), and returns the requests that tell the server.
 func (s *subscriptions) follow(typ string, resp *discovery.DeltaDiscoveryResponse, refs []string) []*discovery.DeltaDiscoveryRequest {
-	dep := map[string]string{xds.ClusterType: xds.EndpointType, xds.ListenerType: xds.RouteType}[typ]
+	dep := map[string]string{xds.ClusterType: xds.EndpointType, xds.ListenerType: xds.RouteType, xds.RouteType: xds.VirtualHostType}[typ]
 	if dep == "" {
 		return nil
 	}
@@ -76,7 +78,7 @@ func (s *subscriptions) follow(typ string, resp *discovery.DeltaDiscoveryRespons
 			add = append(add, n)
 		}
 	}
-	if typ == xds.ClusterType { // an EDS cluster's endpoints are named after it here
+	if typ == xds.ClusterType || typ == xds.RouteType { // endpoints and VHDS namespaces are named after them here
 		for _, n := range resp.GetRemovedResources() {
 			if have[n] {
 				delete(have, n)
@@ -109,7 +111,13 @@ func decode(typ string, b []byte) ([]string, error) {
 	case xds.ListenerType:
 		return listenerRoutes(b)
 	case xds.RouteType:
-		return nil, proto.Unmarshal(b, &route.RouteConfiguration{})
+		var rc route.RouteConfiguration
+		if err := proto.Unmarshal(b, &rc); err != nil || rc.GetVhds() == nil {
+			return nil, err
+		}
+		return []string{rc.GetName()}, nil
+	case xds.VirtualHostType:
+		return nil, proto.Unmarshal(b, &route.VirtualHost{})
 	case xds.EndpointType:
 		return nil, proto.Unmarshal(b, &endpoint.ClusterLoadAssignment{})
 	case xds.SecretType:
@@ -158,3 +166,23 @@ func BackoffOf(role string) Backoff {
 		return rand.N(d) + time.Millisecond
 	}
 }
+
+// routesWithoutVirtualHosts decodes a route configuration but for its virtual hosts
+// (what a client that does not decode route configurations still reads: whether
+// they come over VHDS) and returns the VHDS namespace it makes the client subscribe to.
+func routesWithoutVirtualHosts(b []byte) ([]string, error) {
+	var rest []byte
+	for len(b) > 0 {
+		num, _, n := protowire.ConsumeField(b)
+		if n < 0 {
+			return nil, protowire.ParseError(n)
+		}
+		if num != virtualHostsField {
+			rest = append(rest, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return decode(xds.RouteType, rest)
+}
+
+var virtualHostsField = (&route.RouteConfiguration{}).ProtoReflect().Descriptor().Fields().ByName("virtual_hosts").Number()
