@@ -48,6 +48,9 @@ type Proxy struct {
 	listeners map[string]*listenerSpec
 	routes    map[string]*routeSpec
 	vhosts    vhostMemo                        // the virtual hosts of routes, by their bytes
+	vhds      map[string]*vhdsHost             // VirtualHost resources, by name
+	vhdsOf    map[string][]*vhostSpec          // by route configuration, the VHDS virtual hosts of vhds
+	vhdsSeen  bool                             // a VirtualHost response has arrived
 	given     map[string]map[string]*anypb.Any // by type, the resources Handle was last given
 	clusters  map[string]*clusterSpec
 	endpoints map[string][]string
@@ -89,6 +92,8 @@ func (p *Proxy) Handle(typeURL string, resources map[string]*anypb.Any) error {
 			func(rc *routev3.RouteConfiguration, pr *problems) *routeSpec { return parseRouteConfig(rc, "", pr) },
 			func(n string, a *anypb.Any) (*routeSpec, bool) { return parseRouteConfigMemo(a, n, p.vhosts, memo) })
 		p.vhosts = memo
+	case resourcev3.VirtualHostType:
+		err = p.updateVirtualHosts(resources)
 	case resourcev3.ClusterType:
 		p.clusters, err = update(p.clusters, resources, p.given[typeURL], typeURL, "cluster", new(clusterv3.Cluster), sameName((*clusterv3.Cluster).GetName), p.parseCluster, nil)
 	case resourcev3.EndpointType:
