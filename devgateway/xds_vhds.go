@@ -1,6 +1,7 @@
 package devgateway
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 
@@ -11,9 +12,11 @@ import (
 
 // vhdsHost is a VirtualHost resource (VHDS), parsed as an inline virtual host is. It
 // belongs to the route configuration its resource name starts with (vhdsRoute), which
-// uses it only when it has vhds.
+// uses it only when it has vhds. Specs are never modified once parsed, so they are
+// shared.
 type vhdsHost struct {
 	spec *vhostSpec
+	a    *anypb.Any // the resource spec was parsed from (or one with its bytes)
 }
 
 // vhdsRoute is the route configuration R of a VirtualHost resource named
@@ -41,10 +44,26 @@ func (p *Proxy) updateVirtualHosts(rs map[string]*anypb.Any) error {
 	next, err := update(p.vhds, rs, p.given[typeURL], typeURL, "virtual host", new(routev3.VirtualHost), vhdsName,
 		func(vh *routev3.VirtualHost, pr *problems) *vhdsHost {
 			return &vhdsHost{spec: parseVhost(vh, "", map[string]string{}, pr)}
-		}, nil)
+		}, p.sameVirtualHost)
+	for n, h := range next {
+		if h.a == nil { // parsed now
+			h.a = rs[n]
+		}
+	}
 	p.vhds, p.vhdsSeen = next, true
 	p.groupVHDS()
 	return err
+}
+
+// sameVirtualHost is update's quick parse of VirtualHost resources: the one named n the
+// last update took, when a is its very *anypb.Any or has its bytes. Only the resources
+// that changed are decoded and parsed then.
+func (p *Proxy) sameVirtualHost(n string, a *anypb.Any) (*vhdsHost, bool) {
+	old := p.vhds[n]
+	if old == nil || old.a != a && (old.a.GetTypeUrl() != a.GetTypeUrl() || !bytes.Equal(old.a.GetValue(), a.GetValue())) {
+		return nil, false
+	}
+	return &vhdsHost{spec: old.spec, a: a}, true
 }
 
 // groupVHDS sets vhdsOf from vhds: each route configuration's VHDS virtual hosts, in
