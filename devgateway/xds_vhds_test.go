@@ -151,6 +151,31 @@ func TestVHDSRefuses(t *testing.T) {
 			want:    map[string]string{"web": "b", "api": "a"},
 		},
 		{
+			// aaa sorts first: refused because it is what this update brings.
+			name: "a domain another VirtualHost has", typ: resourcev3.VirtualHostType,
+			res:     vhdsSet(t, "http", web, api, vhost("aaa", []string{"WEB.example", "aaa.example"}, openRoute(t, "/", "ns.b"))),
+			wantErr: `virtual host http/aaa: domains[0]: "web.example" is also a domain of virtual host web`,
+			want:    map[string]string{"web": "a", "api": "a", "aaa": "404"},
+		},
+		{
+			name: "a VirtualHost edited to take another's domain: its previous version kept", typ: resourcev3.VirtualHostType,
+			res:     vhdsSet(t, "http", web, vhost("api", []string{"api.example", "web.example"}, openRoute(t, "/", "ns.b"))),
+			wantErr: `virtual host http/api: domains[1]: "web.example" is also a domain of virtual host web`,
+			want:    map[string]string{"web": "a", "api": "a"},
+		},
+		{
+			name: "a domain of an inline virtual host", typ: resourcev3.VirtualHostType,
+			res:     vhdsSet(t, "http", web, api, vhost("aaa", []string{"inline.example"}, openRoute(t, "/", "ns.b"))),
+			wantErr: `virtual host http/aaa: domains[0]: "inline.example" is also a domain of virtual host inline`,
+			want:    map[string]string{"web": "a", "api": "a", "inline": "a"},
+		},
+		{
+			name: "an inline virtual host with a VirtualHost's domain", typ: resourcev3.RouteType,
+			res:     set(t, vhdsRoutes(vhost("inline", []string{"inline.example", "api.example"}, openRoute(t, "/", "ns.b")))),
+			wantErr: `route config http: virtual_hosts[0].domains[1]: "api.example" is also a domain of virtual host api`,
+			want:    map[string]string{"web": "a", "api": "a", "inline": "a"},
+		},
+		{
 			name: "a virtual host named other than the resource", typ: resourcev3.VirtualHostType,
 			res: func() map[string]*anypb.Any {
 				s := vhdsSet(t, "http", web, api)
@@ -194,7 +219,7 @@ func TestVHDSRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, url := newProxy(t)
-			feed(t, p, cluster(t, "ns.a", a), cluster(t, "ns.b", b), listenerWith(t, "http", devgateway.HTTPPort, hcm(t, "http", routerFilter(t))), vhdsRoutes(nil))
+			feed(t, p, cluster(t, "ns.a", a), cluster(t, "ns.b", b), listenerWith(t, "http", devgateway.HTTPPort, hcm(t, "http", routerFilter(t))), vhdsRoutes(hostTo(t, "inline", "ns.a")))
 			if err := p.Handle(resourcev3.VirtualHostType, vhdsSet(t, "http", web, api)); err != nil {
 				t.Fatal(err)
 			}
