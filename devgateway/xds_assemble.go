@@ -105,6 +105,11 @@ func (p *Proxy) assemble(l *listenerSpec) (*listenerTable, []string) {
 				continue
 			}
 		}
+		rs, ok := p.served(rs)
+		if !ok {
+			missing = append(missing, "virtual hosts (VHDS) of route config "+h.rds)
+			continue
+		}
 		t := &table{clusters: map[string]*upstream{}, port: h.port, noRequestID: h.noRequestID}
 		if rs.ignorePort {
 			t.port = portStripAny

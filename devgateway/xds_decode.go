@@ -10,13 +10,15 @@ import (
 )
 
 // Types are the xDS type URLs a Proxy is fed, in the order a change reaches it (clusters
-// and endpoints before the listeners and routes that use them).
+// and endpoints before the listeners and routes that use them, route configurations
+// before their VHDS virtual hosts).
 var Types = []string{
 	resourcev3.ClusterType,
 	resourcev3.EndpointType,
 	resourcev3.SecretType,
 	resourcev3.ListenerType,
 	resourcev3.RouteType,
+	resourcev3.VirtualHostType,
 }
 
 // unpack decodes a as m, which must be of type typeURL, and runs the proto's own

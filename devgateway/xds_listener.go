@@ -181,6 +181,9 @@ func parseHCM(h *hcmv3.HttpConnectionManager, path string, pr *problems) *hcmSpe
 		s.rds = h.GetRds().GetRouteConfigName()
 	case h.GetRouteConfig() != nil:
 		s.inline = parseRouteConfig(h.GetRouteConfig(), join(path, "route_config"), pr)
+		if s.inline.vhds {
+			pr.addf(join(path, "route_config.vhds"), "VHDS is supported for a route configuration taken over RDS only")
+		}
 	}
 	s.authz, s.opts = parseHTTPFilters(h.GetHttpFilters(), join(path, "http_filters"), pr)
 	return s

@@ -48,6 +48,9 @@ type Proxy struct {
 	listeners map[string]*listenerSpec
 	routes    map[string]*routeSpec
 	vhosts    vhostMemo                        // the virtual hosts of routes, by their bytes
+	vhds      map[string]*vhdsHost             // VirtualHost resources, by name
+	vhdsOf    map[string][]*vhostSpec          // by route configuration, the VHDS virtual hosts of vhds
+	vhdsSeen  bool                             // a VirtualHost response has arrived
 	given     map[string]map[string]*anypb.Any // by type, the resources Handle was last given
 	clusters  map[string]*clusterSpec
 	endpoints map[string][]string
@@ -81,21 +84,24 @@ func (p *Proxy) Handle(typeURL string, resources map[string]*anypb.Any) error {
 	var err error
 	switch typeURL {
 	case resourcev3.ListenerType:
-		p.listeners, err = update(p.listeners, resources, p.given[typeURL], typeURL, "listener", new(listenerv3.Listener), (*listenerv3.Listener).GetName, p.parseListener, nil)
+		p.listeners, err = update(p.listeners, resources, p.given[typeURL], typeURL, "listener", new(listenerv3.Listener), sameName((*listenerv3.Listener).GetName), p.parseListener, nil)
 		err = errors.Join(err, p.onePerPort())
 	case resourcev3.RouteType:
-		memo := vhostMemo{}
-		p.routes, err = update(p.routes, resources, p.given[typeURL], typeURL, "route config", new(routev3.RouteConfiguration), (*routev3.RouteConfiguration).GetName,
+		memo, prev := vhostMemo{}, p.routes
+		p.routes, err = update(p.routes, resources, p.given[typeURL], typeURL, "route config", new(routev3.RouteConfiguration), sameName((*routev3.RouteConfiguration).GetName),
 			func(rc *routev3.RouteConfiguration, pr *problems) *routeSpec { return parseRouteConfig(rc, "", pr) },
 			func(n string, a *anypb.Any) (*routeSpec, bool) { return parseRouteConfigMemo(a, n, p.vhosts, memo) })
 		p.vhosts = memo
+		err = errors.Join(err, p.checkRoutesVHDS(prev, resources))
+	case resourcev3.VirtualHostType:
+		err = p.updateVirtualHosts(resources)
 	case resourcev3.ClusterType:
-		p.clusters, err = update(p.clusters, resources, p.given[typeURL], typeURL, "cluster", new(clusterv3.Cluster), (*clusterv3.Cluster).GetName, p.parseCluster, nil)
+		p.clusters, err = update(p.clusters, resources, p.given[typeURL], typeURL, "cluster", new(clusterv3.Cluster), sameName((*clusterv3.Cluster).GetName), p.parseCluster, nil)
 	case resourcev3.EndpointType:
-		p.endpoints, err = update(p.endpoints, resources, p.given[typeURL], typeURL, "cluster load assignment", new(endpointv3.ClusterLoadAssignment), (*endpointv3.ClusterLoadAssignment).GetClusterName,
+		p.endpoints, err = update(p.endpoints, resources, p.given[typeURL], typeURL, "cluster load assignment", new(endpointv3.ClusterLoadAssignment), sameName((*endpointv3.ClusterLoadAssignment).GetClusterName),
 			func(cla *endpointv3.ClusterLoadAssignment, pr *problems) []string { return parseEndpoints(cla, "", pr) }, nil)
 	case resourcev3.SecretType:
-		p.secrets, err = update(p.secrets, resources, p.given[typeURL], typeURL, "secret", new(tlsv3.Secret), (*tlsv3.Secret).GetName, parseSecret, nil)
+		p.secrets, err = update(p.secrets, resources, p.given[typeURL], typeURL, "secret", new(tlsv3.Secret), sameName((*tlsv3.Secret).GetName), parseSecret, nil)
 	default:
 		return fmt.Errorf("devgateway: %s is not a type the gateway takes", typeURL)
 	}
@@ -104,13 +110,14 @@ func (p *Proxy) Handle(typeURL string, resources map[string]*anypb.Any) error {
 	return err
 }
 
-// update parses every resource of one type in name order; a resource with problems
-// keeps its previous version. quick, when set, is tried first on each resource: when it
-// says ok, its result is taken as the resource's, without a problem. The error names
+// update parses every resource of one type in name order, once named has checked its
+// message fits its resource name; a resource with problems keeps its previous version.
+// quick, when set, is tried first on each resource: when it says ok, its result is
+// taken as the resource's, without a problem. The error names
 // only the problems of resources this update brings (not the very *anypb.Any of last,
 // the set the last update was given), as Envoy judges only what a response carries: a
 // resource refused before and not sent again keeps being refused without a word.
-func update[M proto.Message, S any](prev map[string]S, rs, last map[string]*anypb.Any, typeURL, kind string, zero M, name func(M) string, parse func(M, *problems) S, quick func(string, *anypb.Any) (S, bool)) (map[string]S, error) {
+func update[M proto.Message, S any](prev map[string]S, rs, last map[string]*anypb.Any, typeURL, kind string, zero M, named func(M, string, *problems), parse func(M, *problems) S, quick func(string, *anypb.Any) (S, bool)) (map[string]S, error) {
 	names := make([]string, 0, len(rs))
 	for n := range rs {
 		names = append(names, n)
@@ -131,10 +138,10 @@ func update[M proto.Message, S any](prev map[string]S, rs, last map[string]*anyp
 		switch err := unpack(rs[n], typeURL, m); {
 		case err != nil:
 			pr.addf("", "%v", err)
-		case name(m) != n:
-			pr.addf("name", "%q is not the resource's name %q", name(m), n)
 		default:
-			s = parse(m, &pr)
+			if named(m, n, &pr); len(pr) == 0 {
+				s = parse(m, &pr)
+			}
 		}
 		if err := pr.err(kind + " " + n); err != nil {
 			if a, ok := last[n]; !ok || a != rs[n] {
@@ -148,6 +155,16 @@ func update[M proto.Message, S any](prev map[string]S, rs, last map[string]*anyp
 		next[n] = s
 	}
 	return next, errors.Join(errs...)
+}
+
+// sameName is update's check for a type whose message names its resource: name(m) must
+// be the resource's name.
+func sameName[M proto.Message](name func(M) string) func(M, string, *problems) {
+	return func(m M, n string, pr *problems) {
+		if name(m) != n {
+			pr.addf("name", "%q is not the resource's name %q", name(m), n)
+		}
+	}
 }
 
 func (p *Proxy) parseListener(l *listenerv3.Listener, pr *problems) *listenerSpec {

@@ -19,8 +19,11 @@ type routeSpec struct {
 	ignorePort bool
 	removeHd   []string
 	perFilter  map[string]*perFilter
-	hosts      []*vhostSpec
-	clusters   []string // every cluster a route sends to
+	hosts      []*vhostSpec // the inline ones
+	clusters   []string     // every cluster a route of hosts sends to
+	// vhds: the configuration's virtual hosts also come as VirtualHost resources
+	// (VHDS) named name/<virtual host name>, merged with the inline ones.
+	vhds bool
 }
 
 type vhostSpec struct {
@@ -61,10 +64,16 @@ type authzPer struct {
 }
 
 func parseRouteConfig(rc *routev3.RouteConfiguration, path string, pr *problems) *routeSpec {
-	pr.only(rc, path, "name", "virtual_hosts", "validate_clusters", "request_headers_to_remove", "ignore_port_in_host_matching", "typed_per_filter_config")
+	pr.only(rc, path, "name", "virtual_hosts", "validate_clusters", "request_headers_to_remove", "ignore_port_in_host_matching", "typed_per_filter_config", "vhds")
 	s := &routeSpec{
 		name: rc.GetName(), ignorePort: rc.GetIgnorePortInHostMatching(), removeHd: lower(rc.GetRequestHeadersToRemove()),
 		perFilter: parsePerFilter(rc.GetTypedPerFilterConfig(), join(path, "typed_per_filter_config"), pr),
+		vhds:      rc.GetVhds() != nil,
+	}
+	if s.vhds {
+		vp := join(path, "vhds")
+		pr.only(rc.GetVhds(), vp, "config_source")
+		configSource(rc.GetVhds().GetConfigSource(), join(vp, "config_source"), pr)
 	}
 	domains := map[string]string{}
 	for i, vh := range rc.GetVirtualHosts() {
