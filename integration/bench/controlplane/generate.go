@@ -89,6 +89,24 @@ func (k Kind) id(i int) string {
 	return fmt.Sprintf("%s.%s-%05d", cpNamespace, prefix, i)
 }
 
+// WatchedOverVHDS is the VHDS virtual host that shows an edit of service i's
+// VirtualService while the route configuration routeConfig is served over VHDS.
+func WatchedOverVHDS(i int, routeConfig string) (typ, name string) {
+	return xds.VirtualHostType, xds.VirtualHostName(routeConfig, KindVirtualService.id(i))
+}
+
+// VHDSSettings turns Settings spec.virtualHostDiscovery on, written as file
+// VHDSSettingsFile of the resources' folder.
+const (
+	VHDSSettingsFile = "settings-vhds.yaml"
+	VHDSSettings     = `apiVersion: core.gatehouse.dev/v1
+kind: Settings
+metadata: {name: default, namespace: gatehouse-system}
+spec:
+  virtualHostDiscovery: true
+`
+)
+
 // Watched is the type and name of the resource whose new version shows an edit of
 // service i's resource of kind k, where routeConfig is the route configuration served.
 func (k Kind) Watched(i int, routeConfig string) (typ, name string) {

@@ -12,12 +12,16 @@ import (
 )
 
 // kinds are the kinds edited, in the order each round edits them.
-var kinds = []string{"AuthConfig", "Upstream", "VirtualService", routesUndecoded}
+var kinds = []string{"AuthConfig", "Upstream", "VirtualService", routesUndecoded, routesVHDS}
 
 // routesUndecoded is VirtualService edits timed with proxies that do not decode the
 // route configuration: the control plane's part, without 100 proxies' decoding on one
 // core of the bench.
 const routesUndecoded = "VirtualService (proxies not decoding)"
+
+// routesVHDS is VirtualService edits with Settings spec.virtualHostDiscovery on: each
+// virtual host is a resource of its own, and an edit sends that one.
+const routesVHDS = "VirtualService over VHDS"
 
 // joinBatch is how many clients connect at once while a fleet grows.
 const joinBatch = 50
@@ -70,8 +74,13 @@ func measureFleet(ctx context.Context, p *plane, n int, o Options, version *int)
 	for _, kind := range kinds {
 		s := editSeries{Kind: kind}
 		edits := o.Edits
-		if kind == "VirtualService" || kind == routesUndecoded {
+		if kind == "VirtualService" || kind == routesUndecoded || kind == routesVHDS {
 			edits = o.RouteEdits
+		}
+		if kind == routesVHDS {
+			if err := p.vhds(ctx, true); err != nil {
+				return f, err
+			}
 		}
 		for _, c := range p.proxies {
 			c.DecodeRoutes(kind != routesUndecoded)
@@ -94,6 +103,11 @@ func measureFleet(ctx context.Context, p *plane, n int, o Options, version *int)
 		}
 		s.CPU = (cpu1 - cpu0) / time.Duration(edits)
 		f.Edits = append(f.Edits, s)
+		if kind == routesVHDS {
+			if err := p.vhds(ctx, false); err != nil {
+				return f, err
+			}
+		}
 	}
 	for _, c := range p.proxies {
 		c.DecodeRoutes(true)

@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -117,6 +118,32 @@ func (p *plane) waitComplete(ctx context.Context, limit time.Duration) ([]time.T
 	return at, nil
 }
 
+// vhds turns Settings spec.virtualHostDiscovery on or off and waits until every
+// proxy holds its virtual hosts as they are then served: each VirtualService over
+// VHDS, or none (they are back in the route configuration).
+func (p *plane) vhds(ctx context.Context, on bool) error {
+	file := filepath.Join(p.dir, controlplane.VHDSSettingsFile)
+	var err error
+	if on {
+		err = os.WriteFile(file, []byte(controlplane.VHDSSettings), 0o644)
+	} else {
+		err = os.Remove(file)
+	}
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	for _, c := range p.proxies {
+		if err := c.WaitFor(ctx, func() bool {
+			return (c.Count(xds.VirtualHostType) >= p.n) == on && (on || c.Count(xds.VirtualHostType) == 0)
+		}); err != nil {
+			return fmt.Errorf("virtualHostDiscovery %t: %w", on, err)
+		}
+	}
+	return nil
+}
+
 // close ends the clients.
 func (p *plane) close() {
 	for _, c := range p.all() {
@@ -128,7 +155,7 @@ func (p *plane) close() {
 // edit rewrites service i's resource of kind with value v, as the controlplane
 // section does.
 func edit(dir, kind string, i, v int) error {
-	if kind == routesUndecoded {
+	if kind == routesUndecoded || kind == routesVHDS {
 		kind = "VirtualService"
 	}
 	return controlplane.EditResource(dir, controlplane.Kind(kind), i, v)
@@ -138,6 +165,9 @@ func edit(dir, kind string, i, v int) error {
 // the clients it reaches.
 func (p *plane) watched(kind string, i int) (typ, name string, clients []*xdsfleet.Client) {
 	typ, name = controlplane.Kind(kind).Watched(i, p.routeConfig) // routesUndecoded: a VirtualService
+	if kind == routesVHDS {
+		typ, name = controlplane.WatchedOverVHDS(i, p.routeConfig)
+	}
 	if kind == "AuthConfig" {
 		return typ, name, p.extauths
 	}

@@ -27,6 +27,8 @@ func (r *result) goals() []benchkit.Goal {
 			gs = append(gs, benchkit.Latency(fmt.Sprintf("a VirtualService edit to all %d proxies, p99", n/2), 500*time.Millisecond, s.Last, 99))
 		case routesUndecoded:
 			gs = append(gs, benchkit.Latency(fmt.Sprintf("a VirtualService edit to all %d proxies not decoding it, p99", n/2), 500*time.Millisecond, s.Last, 99))
+		case routesVHDS:
+			gs = append(gs, benchkit.Latency(fmt.Sprintf("a VirtualService edit over VHDS to all %d proxies, p99", n/2), 500*time.Millisecond, s.Last, 99))
 		}
 	}
 	if len(r.Storms) > 0 {
@@ -70,20 +72,23 @@ func (r *result) markdown(measured string) string {
 		o.Resources, benchkit.ServerCPU, benchkit.ClientCPU, r.Pinned, o.Clients[len(o.Clients)-1], r.Load)
 	benchkit.WriteGoals(&b, r.goals())
 	b.WriteString("How each figure grows with the fleet (edit: from writing the file to the last client of the role holding the new version; bytes: resource bytes all clients received per edit; CPU: the control plane's per edit):\n\n")
-	b.WriteString("| clients | ready | RSS | live heap | AuthConfig p50 / p99 | Upstream p50 / p99 | VirtualService p50 / p99 | the same, proxies not decoding | VirtualService bytes / edit | CPU / edit (AC, Up, VS, VS) | load average |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| clients | ready | RSS | live heap | AuthConfig p50 / p99 | Upstream p50 / p99 | VirtualService p50 / p99 | the same, proxies not decoding | the same over VHDS | VirtualService bytes / edit (VHDS) | CPU / edit (AC, Up, VS, VS, VHDS) | load average |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, f := range r.Fleets {
 		cells := map[string]string{}
 		var cpu []string
-		var vsBytes int64
+		var vsBytes, vhdsBytes int64
 		for _, s := range f.Edits {
 			cells[s.Kind] = fmt.Sprintf("%s / %s", benchkit.Ms(benchkit.Percentile(s.Last, 50)), benchkit.Ms(benchkit.Percentile(s.Last, 99)))
 			cpu = append(cpu, fmt.Sprintf("%.0f", benchkit.Millis(s.CPU)))
-			if s.Kind == "VirtualService" {
+			switch s.Kind {
+			case "VirtualService":
 				vsBytes = benchkit.Median(s.Bytes)
+			case routesVHDS:
+				vhdsBytes = benchkit.Median(s.Bytes)
 			}
 		}
-		fmt.Fprintf(&b, "| %d | %s | %.0f MB | %.0f MB | %s | %s | %s | %s | %.1f MB | %s ms | %s |\n", f.Clients, f.Ready.Round(time.Millisecond), benchkit.MiB(f.RSS), benchkit.MiB(f.Heap),
-			cells["AuthConfig"], cells["Upstream"], cells["VirtualService"], cells[routesUndecoded], benchkit.MiB(vsBytes), strings.Join(cpu, ", "), f.Load)
+		fmt.Fprintf(&b, "| %d | %s | %.0f MB | %.0f MB | %s | %s | %s | %s | %s | %.1f MB (%.0f KB) | %s ms | %s |\n", f.Clients, f.Ready.Round(time.Millisecond), benchkit.MiB(f.RSS), benchkit.MiB(f.Heap),
+			cells["AuthConfig"], cells["Upstream"], cells["VirtualService"], cells[routesUndecoded], cells[routesVHDS], benchkit.MiB(vsBytes), float64(vhdsBytes)/1024, strings.Join(cpu, ", "), f.Load)
 	}
 	b.WriteString("\n")
 	if h, ok := r.slope(func(f fleetResult) int64 { return f.Heap }); ok {
