@@ -72,6 +72,11 @@ func measureFleet(ctx context.Context, p *plane, n int, o Options, version *int)
 		return f, err
 	}
 	for _, kind := range kinds {
+		if kind == routesVHDS && n != o.Clients[len(o.Clients)-1] {
+			// Only with the largest fleet: turning VHDS on sends every proxy every virtual
+			// host at once, garbage that would stay in the next fleets' RSS.
+			continue
+		}
 		s := editSeries{Kind: kind}
 		edits := o.Edits
 		if kind == "VirtualService" || kind == routesUndecoded || kind == routesVHDS {
