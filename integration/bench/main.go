@@ -64,6 +64,7 @@ func main() {
 	flag.IntVar(&c.Edits, "churn-edits", c.Edits, "AuthConfig edits during the churn")
 	flag.IntVar(&c.Deletes, "churn-deletes", c.Deletes, "route removals during the churn")
 	flag.BoolVar(&c.Pin, "churn-pin", c.Pin, "run the churn's servers on CPU 1 and its load on CPU 0")
+	flag.BoolVar(&c.VHDS, "churn-vhds", c.VHDS, "the churn's gateway gets each route's virtual host over VHDS (Settings spec.virtualHostDiscovery)")
 	flag.StringVar(&c.ProfileDir, "churn-profile", "", "write CPU profiles of the churn's servers over its calm first fifth into this folder (go tool pprof)")
 	flag.BoolVar(&o.fanout, "fanout", true, "the fanout section: one control plane feeding fleets of simulated proxies and extauth replicas")
 	flag.StringVar(&o.fanoutClients, "fanout-clients", "10,50,200", "fanout fleet sizes (half proxies, half extauth replicas), ascending")

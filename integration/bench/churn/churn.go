@@ -36,6 +36,9 @@ var Section = benchkit.Section{Name: "churn", Heading: "## Churn: changes under 
 type Options struct {
 	churnkit.Options
 	Pin bool
+	// VHDS turns on Settings spec.virtualHostDiscovery: each route's VirtualService
+	// reaches the gateway as a virtual host of its own.
+	VHDS bool
 }
 
 // Defaults are the run issue 26 asks for.
@@ -68,7 +71,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	defer restore()
 	benchkit.Progress("churn: starting the processes on %d routes", o.Routes)
 	started := time.Now()
-	s, err := churnkit.StartSystem(ctx, dir, bins, o.Routes, 2, o.Pin)
+	s, err := churnkit.StartSystem(ctx, dir, bins, o.Routes, 2, o.Pin, o.VHDS)
 	if err != nil {
 		return benchkit.Result{}, err
 	}

@@ -76,7 +76,8 @@ func (r *result) markdown(measured string) string {
 	for _, f := range r.Fleets {
 		cells := map[string]string{}
 		var cpu []string
-		var vsBytes, vhdsBytes int64
+		var vsBytes int64
+		vhdsBytes := ""
 		for _, s := range f.Edits {
 			cells[s.Kind] = fmt.Sprintf("%s / %s", benchkit.Ms(benchkit.Percentile(s.Last, 50)), benchkit.Ms(benchkit.Percentile(s.Last, 99)))
 			cpu = append(cpu, fmt.Sprintf("%.0f", benchkit.Millis(s.CPU)))
@@ -84,11 +85,11 @@ func (r *result) markdown(measured string) string {
 			case "VirtualService":
 				vsBytes = benchkit.Median(s.Bytes)
 			case routesVHDS:
-				vhdsBytes = benchkit.Median(s.Bytes)
+				vhdsBytes = fmt.Sprintf(" (%.0f KB)", float64(benchkit.Median(s.Bytes))/1024)
 			}
 		}
-		fmt.Fprintf(&b, "| %d | %s | %.0f MB | %.0f MB | %s | %s | %s | %s | %s | %.1f MB (%.0f KB) | %s ms | %s |\n", f.Clients, f.Ready.Round(time.Millisecond), benchkit.MiB(f.RSS), benchkit.MiB(f.Heap),
-			cells["AuthConfig"], cells["Upstream"], cells["VirtualService"], cells[routesUndecoded], cells[routesVHDS], benchkit.MiB(vsBytes), float64(vhdsBytes)/1024, strings.Join(cpu, ", "), f.Load)
+		fmt.Fprintf(&b, "| %d | %s | %.0f MB | %.0f MB | %s | %s | %s | %s | %s | %.1f MB%s | %s ms | %s |\n", f.Clients, f.Ready.Round(time.Millisecond), benchkit.MiB(f.RSS), benchkit.MiB(f.Heap),
+			cells["AuthConfig"], cells["Upstream"], cells["VirtualService"], cells[routesUndecoded], cells[routesVHDS], benchkit.MiB(vsBytes), vhdsBytes, strings.Join(cpu, ", "), f.Load)
 	}
 	b.WriteString("\n")
 	if h, ok := r.slope(func(f fleetResult) int64 { return f.Heap }); ok {

@@ -82,10 +82,11 @@ func upstreamYAML(namespace, name string, addrs ...string) string {
 		name, namespace, strings.Join(hosts, ", "))
 }
 
-// settingsYAML gives ext_authz requestTimeout: a timeout is a 403 (Envoy's
-// status_on_error), which the judge would count as wrongly denied.
-func settingsYAML(timeout string) string {
-	return fmt.Sprintf("apiVersion: core.gatehouse.dev/v1\nkind: Settings\nmetadata: {name: default, namespace: gatehouse-system}\nspec:\n  extauth: {requestTimeout: %s}\n", timeout)
+// settingsYAML gives ext_authz requestTimeout (a timeout is a 403, Envoy's
+// status_on_error, which the judge would count as wrongly denied) and turns on virtual
+// host discovery when vhds.
+func settingsYAML(timeout string, vhds bool) string {
+	return fmt.Sprintf("apiVersion: core.gatehouse.dev/v1\nkind: Settings\nmetadata: {name: default, namespace: gatehouse-system}\nspec:\n  extauth: {requestTimeout: %s}\n  virtualHostDiscovery: %t\n", timeout, vhds)
 }
 
 // writeFile writes beside and renames, so the control plane never reads half a file.

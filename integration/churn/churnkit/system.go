@@ -66,7 +66,7 @@ func Initial(i int) State {
 // StartSystem writes routes routes' resources into a folder of tmp and starts the
 // processes on it, pinned to benchkit.ServerCPU when pin, and returns once extauth is
 // ready and the gateway serves the first and the last route.
-func StartSystem(ctx context.Context, tmp string, bins Bins, routes, replicas int, pin bool) (_ *System, err error) {
+func StartSystem(ctx context.Context, tmp string, bins Bins, routes, replicas int, pin, vhds bool) (_ *System, err error) {
 	s := &System{bins: bins, pin: pin, Dir: filepath.Join(tmp, "resources"), pluginDir: filepath.Join(tmp, "plugins"),
 		logDir: filepath.Join(tmp, "logs"), starts: map[string]int{}}
 	defer func() {
@@ -101,7 +101,7 @@ func StartSystem(ctx context.Context, tmp string, bins Bins, routes, replicas in
 	s.extauth, s.extauthAdmin = addrs[5:5+replicas], addrs[5+replicas:]
 	files := map[string]string{
 		"upstreams.yaml": upstreamYAML(Namespace, "echo", s.upstream) + "---\n" + upstreamYAML("gatehouse-system", "extauth", s.extauth...),
-		"settings.yaml":  settingsYAML("2s"),
+		"settings.yaml":  settingsYAML("2s", vhds),
 	}
 	for name, content := range files {
 		if err := writeFile(filepath.Join(s.Dir, name), content); err != nil {
