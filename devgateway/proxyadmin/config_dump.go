@@ -2,8 +2,10 @@ package proxyadmin
 
 import (
 	"sort"
+	"strings"
 
 	adminv3 "github.com/envoyproxy/go-control-plane/envoy/admin/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -12,8 +14,8 @@ import (
 )
 
 // ConfigDump is what the gateway holds in Envoy's admin.v3.ConfigDump shape (clusters,
-// listeners, routes, secrets; endpoints with includeEDS), as JSON with Envoy's field
-// names. The caller redacts it.
+// listeners, routes with their VHDS virtual hosts, secrets; endpoints with includeEDS),
+// as JSON with Envoy's field names. The caller redacts it.
 func (r *Recorder) ConfigDump(includeEDS bool) ([]byte, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -39,7 +41,7 @@ func (r *Recorder) ConfigDump(includeEDS bool) ([]byte, error) {
 		e := r.resources[resourcev3.RouteType][n]
 		if e.res != nil {
 			routes.DynamicRouteConfigs = append(routes.DynamicRouteConfigs, &adminv3.RoutesConfigDump_DynamicRouteConfig{
-				RouteConfig: e.res, LastUpdated: ts(e), ErrorState: e.errorState()})
+				RouteConfig: r.withVHDS(n, e.res), LastUpdated: ts(e), ErrorState: e.errorState()})
 		}
 	}
 	secrets := &adminv3.SecretsConfigDump{}
@@ -71,6 +73,31 @@ func (r *Recorder) ConfigDump(includeEDS bool) ([]byte, error) {
 		cd.Configs = append(cd.Configs, a)
 	}
 	return protojson.MarshalOptions{UseProtoNames: true}.Marshal(cd)
+}
+
+// withVHDS is the route configuration named n that a holds, with its VHDS virtual hosts
+// after its own when it has vhds, as Envoy's config dump shows it; a itself otherwise,
+// or when it does not decode. r.mu is held.
+func (r *Recorder) withVHDS(n string, a *anypb.Any) *anypb.Any {
+	rc := &routev3.RouteConfiguration{}
+	if a.UnmarshalTo(rc) != nil || rc.GetVhds() == nil {
+		return a
+	}
+	for _, name := range r.names(resourcev3.VirtualHostType) {
+		e := r.resources[resourcev3.VirtualHostType][name]
+		if i := strings.LastIndexByte(name, '/'); i < 0 || name[:i] != n || e.res == nil {
+			continue
+		}
+		vh := &routev3.VirtualHost{}
+		if e.res.UnmarshalTo(vh) == nil {
+			rc.VirtualHosts = append(rc.VirtualHosts, vh)
+		}
+	}
+	out, err := anypb.New(rc)
+	if err != nil {
+		return a
+	}
+	return out
 }
 
 func (r *Recorder) names(typeURL string) []string {

@@ -11,6 +11,7 @@ import (
 
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/rs/zerolog"
@@ -114,5 +115,30 @@ func TestServesRuntimeProfiles(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "goroutine profile:") {
 		t.Errorf("GET /debug/pprof/goroutine: %d\n%s", resp.StatusCode, b)
+	}
+}
+
+// TestConfigDumpShowsVHDSVirtualHosts: a route configuration with vhds is shown with the
+// virtual hosts of its namespace, as Envoy's config dump shows it; another route
+// configuration's are not among them.
+func TestConfigDumpShowsVHDSVirtualHosts(t *testing.T) {
+	rec := proxyadmin.NewRecorder(zerolog.Nop())
+	ok := func(string, map[string]*anypb.Any) error { return nil }
+	rc := &routev3.RouteConfiguration{Name: "http", Vhds: &routev3.Vhds{ConfigSource: &corev3.ConfigSource{
+		ConfigSourceSpecifier: &corev3.ConfigSource_Ads{Ads: &corev3.AggregatedConfigSource{}}}}}
+	vh := func(name, domain string) *anypb.Any {
+		return pack(t, &routev3.VirtualHost{Name: name, Domains: []string{domain}})
+	}
+	if err := rec.Wrap(ok)(resourcev3.RouteType, map[string]*anypb.Any{"http": pack(t, rc)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Wrap(ok)(resourcev3.VirtualHostType, map[string]*anypb.Any{
+		"http/apps.web": vh("apps.web", "web.example.com"), "other/apps.api": vh("apps.api", "api.example.com"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	out := dump(t, rec)
+	if !strings.Contains(out, `"web.example.com"`) || strings.Contains(out, `"api.example.com"`) {
+		t.Errorf("config_dump: want route configuration http with virtual host apps.web only:\n%s", out)
 	}
 }
