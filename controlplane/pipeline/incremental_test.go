@@ -277,3 +277,34 @@ func TestVHDSEditSendsOneVirtualHost(t *testing.T) {
 		t.Errorf("VHDS off: the route configuration has %d virtual hosts, want 2", len(got))
 	}
 }
+
+// TestVHDSNackStatuses: a proxy's NACK of VHDS virtual hosts is recorded on the
+// VirtualServices its detail names, else on every one the rejected response carried.
+func TestVHDSNackStatuses(t *testing.T) {
+	vhds := filepath.Join("testdata", "vhds.yaml")
+	for _, tc := range []struct {
+		name, detail string
+		want         []string
+	}{
+		{"named", "virtual host apps.web: domains: bad", []string{"VirtualService apps.web"}},
+		{"not named", "refused", []string{"VirtualService apps.web", "VirtualService gatehouse-system.default"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pipeline.New(pipeline.Options{})
+			p.Apply(decodeFile(t, vhds))
+			p.RecordNack(xds.Nack{Role: xds.DefaultProxyRole, NodeID: "envoy-1", TypeURL: xds.VirtualHostType,
+				Names: []string{"http/apps.web", "http/gatehouse-system.default"}, Detail: tc.detail})
+			var got []string
+			for _, r := range p.Stages().Edge.Resources.All() {
+				for _, st := range r.Statuses {
+					if st.State == validate.Rejected && st.ReportedBy == "gatehouse-system~gateway-proxy/envoy-1" && slices.Equal(st.Reasons, []string{tc.detail}) {
+						got = append(got, r.Key().String())
+					}
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("VirtualServices Rejected by the NACK (-want +got):\n%s", d)
+			}
+		})
+	}
+}
