@@ -22,20 +22,20 @@ type vhdsHost struct {
 }
 
 // vhdsRoute is the route configuration R of a VirtualHost resource named
-// R/<virtual host name>.
+// R/<virtual host>.
 func vhdsRoute(n string) string {
 	return n[:max(strings.LastIndex(n, "/"), 0)]
 }
 
 // vhdsName is update's name check for VirtualHost resources: a resource is named
-// R/<virtual host name>, R its route configuration.
+// R/<virtual host>, R its route configuration, and so is the virtual host (Envoy keeps
+// VHDS virtual hosts by their name and removes them by resource name).
 func vhdsName(vh *routev3.VirtualHost, n string, pr *problems) {
-	i := strings.LastIndex(n, "/")
 	switch {
-	case i < 0:
-		pr.addf("", "the resource's name %q is not <route config>/<virtual host name>", n)
-	case n[i+1:] != vh.GetName():
-		pr.addf("name", "%q is not the virtual host name %q the resource's name %q ends with", vh.GetName(), n[i+1:], n)
+	case strings.LastIndex(n, "/") <= 0:
+		pr.addf("", "the resource's name %q is not <route config>/<virtual host>", n)
+	case vh.GetName() != n:
+		pr.addf("name", "%q is not the resource's name %q", vh.GetName(), n)
 	}
 }
 

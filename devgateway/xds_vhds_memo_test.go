@@ -23,7 +23,7 @@ func vhdsResources(t *testing.T, n int, prefix string) map[string]*anypb.Any {
 			p = prefix
 		}
 		vh := &routev3.VirtualHost{
-			Name: fmt.Sprintf("ns.vh%d", i), Domains: []string{fmt.Sprintf("host%d.example.com", i)},
+			Name: fmt.Sprintf("http/ns.vh%d", i), Domains: []string{fmt.Sprintf("host%d.example.com", i)},
 			Routes: []*routev3.Route{{
 				Match:  &routev3.RouteMatch{PathSpecifier: &routev3.RouteMatch_Prefix{Prefix: p}},
 				Action: &routev3.Route_Route{Route: &routev3.RouteAction{ClusterSpecifier: &routev3.RouteAction_Cluster{Cluster: "c"}}},
@@ -33,7 +33,7 @@ func vhdsResources(t *testing.T, n int, prefix string) map[string]*anypb.Any {
 		if err := anypb.MarshalFrom(a, vh, proto.MarshalOptions{Deterministic: true}); err != nil {
 			t.Fatal(err)
 		}
-		out["http/"+vh.Name] = a
+		out[vh.Name] = a
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	matcherv3 "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"gatehouse.dev/gatehouse/devgateway"
@@ -33,11 +34,13 @@ func hostTo(t *testing.T, name, cluster string) *routev3.VirtualHost {
 }
 
 // vhdsSet is a full set of VirtualHost resources of the route configuration route,
-// each named route/<its name>.
+// each renamed route/<its name>, as the resource is.
 func vhdsSet(t *testing.T, route string, vhs ...*routev3.VirtualHost) map[string]*anypb.Any {
 	out := map[string]*anypb.Any{}
 	for _, vh := range vhs {
-		out[route+"/"+vh.GetName()] = mustAny(t, vh)
+		vh = proto.Clone(vh).(*routev3.VirtualHost)
+		vh.Name = route + "/" + vh.GetName()
+		out[vh.GetName()] = mustAny(t, vh)
 	}
 	return out
 }
@@ -94,7 +97,9 @@ func TestVHDSServes(t *testing.T) {
 			name: "a second host, and one of another route configuration (unused)", typ: resourcev3.VirtualHostType, ready: true,
 			res: func() map[string]*anypb.Any {
 				s := vhdsSet(t, "http", hostTo(t, "web", "ns.c"), hostTo(t, "api", "ns.b"))
-				s["https/other"] = mustAny(t, hostTo(t, "other", "ns.a"))
+				for n, a := range vhdsSet(t, "https", hostTo(t, "other", "ns.a")) {
+					s[n] = a
+				}
 				return s
 			}(),
 			want: map[string]string{"inline": "a", "web": "c", "api": "b", "other": "404"},
@@ -154,13 +159,13 @@ func TestVHDSRefuses(t *testing.T) {
 			// aaa sorts first: refused because it is what this update brings.
 			name: "a domain another VirtualHost has", typ: resourcev3.VirtualHostType,
 			res:     vhdsSet(t, "http", web, api, vhost("aaa", []string{"WEB.example", "aaa.example"}, openRoute(t, "/", "ns.b"))),
-			wantErr: `virtual host http/aaa: domains[0]: "web.example" is also a domain of virtual host web`,
+			wantErr: `virtual host http/aaa: domains[0]: "web.example" is also a domain of virtual host http/web`,
 			want:    map[string]string{"web": "a", "api": "a", "aaa": "404"},
 		},
 		{
 			name: "a VirtualHost edited to take another's domain: its previous version kept", typ: resourcev3.VirtualHostType,
 			res:     vhdsSet(t, "http", web, vhost("api", []string{"api.example", "web.example"}, openRoute(t, "/", "ns.b"))),
-			wantErr: `virtual host http/api: domains[1]: "web.example" is also a domain of virtual host web`,
+			wantErr: `virtual host http/api: domains[1]: "web.example" is also a domain of virtual host http/web`,
 			want:    map[string]string{"web": "a", "api": "a"},
 		},
 		{
@@ -172,7 +177,7 @@ func TestVHDSRefuses(t *testing.T) {
 		{
 			name: "an inline virtual host with a VirtualHost's domain", typ: resourcev3.RouteType,
 			res:     set(t, vhdsRoutes(vhost("inline", []string{"inline.example", "api.example"}, openRoute(t, "/", "ns.b")))),
-			wantErr: `route config http: virtual_hosts[0].domains[1]: "api.example" is also a domain of virtual host api`,
+			wantErr: `route config http: virtual_hosts[0].domains[1]: "api.example" is also a domain of virtual host http/api`,
 			want:    map[string]string{"web": "a", "api": "a", "inline": "a"},
 		},
 		{
@@ -182,7 +187,7 @@ func TestVHDSRefuses(t *testing.T) {
 				s["http/new"] = mustAny(t, hostTo(t, "api2", "ns.b"))
 				return s
 			}(),
-			wantErr: `virtual host http/new: name: "api2" is not the virtual host name "new" the resource's name "http/new" ends with`,
+			wantErr: `virtual host http/new: name: "api2" is not the resource's name "http/new"`,
 			want:    map[string]string{"web": "a", "api": "a", "api2": "404"},
 		},
 		{
@@ -192,7 +197,7 @@ func TestVHDSRefuses(t *testing.T) {
 				s["new"] = mustAny(t, hostTo(t, "new", "ns.b"))
 				return s
 			}(),
-			wantErr: `virtual host new: the resource's name "new" is not <route config>/<virtual host name>`,
+			wantErr: `virtual host new: the resource's name "new" is not <route config>/<virtual host>`,
 			want:    map[string]string{"web": "a", "api": "a", "new": "404"},
 		},
 		{

@@ -89,7 +89,7 @@ func (lc *listenerCache) vhdsUpdate(l *Listener, note func(typ, name string)) {
 		lc.vhds, lc.vhdsOf = make(map[string]types.Resource, len(l.VirtualHosts)), l.RouteConfig
 		for _, vh := range l.VirtualHosts {
 			name := xds.VirtualHostName(l.RouteConfig, vh.Name)
-			lc.vhds[name] = lc.vhosts.built[vh]
+			lc.vhds[name] = renamed(lc.vhosts.built[vh], name)
 			note(resourcev3.VirtualHostType, name)
 		}
 		return
@@ -101,9 +101,18 @@ func (lc *listenerCache) vhdsUpdate(l *Listener, note func(typ, name string)) {
 	}
 	for _, vh := range lc.vhosts.added {
 		name := xds.VirtualHostName(l.RouteConfig, vh.Name)
-		lc.vhds[name] = lc.vhosts.built[vh]
+		lc.vhds[name] = renamed(lc.vhosts.built[vh], name)
 		note(resourcev3.VirtualHostType, name)
 	}
+}
+
+// renamed is the compact virtual host vh named name, sharing the rest of its bytes:
+// Envoy keeps the virtual hosts of VHDS by their name and removes them by resource
+// name, so the two must be the same.
+func renamed(vh *routev3.VirtualHost, name string) *routev3.VirtualHost {
+	out := &routev3.VirtualHost{Name: name}
+	out.ProtoReflect().SetUnknown(vh.ProtoReflect().GetUnknown())
+	return out
 }
 
 // virtualHosts is the VirtualHostType map of a role whose listeners of were on VHDS:

@@ -32,18 +32,17 @@ func inspect(typeURL, name string, res types.Resource) ([]key, error) {
 	if got := "type.googleapis.com/" + string(res.ProtoReflect().Descriptor().FullName()); got != typeURL {
 		return nil, fmt.Errorf("is a %s, listed under %s", got, typeURL)
 	}
-	inside, w := name, &walker{}
+	w := &walker{}
 	if typeURL == VirtualHostType {
 		// Named "<route configuration>/<virtual host>": it belongs to that route
 		// configuration, which must be served beside it.
 		rc, vh, ok := SplitVirtualHostName(name)
-		if !ok || rc == "" {
+		if !ok || rc == "" || vh == "" {
 			return nil, fmt.Errorf("is not named %q", "<route configuration>/<virtual host>")
 		}
-		inside = vh
 		w.refs = append(w.refs, key{RouteType, rc})
 	}
-	if got := resourceName(res); got != inside {
+	if got := resourceName(res); got != name {
 		return nil, fmt.Errorf("is named %q inside, listed as %q", got, name)
 	}
 	full, err := expandMessage(res) // routes_compact.go

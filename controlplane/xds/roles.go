@@ -31,7 +31,8 @@ const (
 	EndpointType = resourcev3.EndpointType
 	SecretType   = resourcev3.SecretType
 	// VirtualHostType is VHDS: the virtual hosts of a route configuration that has
-	// vhds, each a resource named VirtualHostName.
+	// vhds, each a resource named VirtualHostName, as its name field is too (Envoy
+	// keeps them by that field and removes them by resource name).
 	VirtualHostType = resourcev3.VirtualHostType
 )
 

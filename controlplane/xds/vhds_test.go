@@ -86,7 +86,7 @@ func TestVHDSServesTheNamespaceSubscribedTo(t *testing.T) {
 		}
 		state = next
 	}
-	edit(func(vh map[string]types.Resource) { vh["http/bench.svc-00001"] = xdstest.VirtualHost(1, 7) })
+	edit(func(vh map[string]types.Resource) { vh["http/bench.svc-00001"] = xdstest.VHDSVirtualHost(1, 7) })
 	r = envoy.next()
 	if d := cmp.Diff([]string{"http/bench.svc-00001"}, names(r)); d != "" || len(r.GetRemovedResources()) > 0 {
 		t.Fatalf("an edit of one virtual host (-want +got):\n%s removed %v", d, r.GetRemovedResources())
@@ -112,8 +112,8 @@ func TestVHDSServesTheNamespaceSubscribedTo(t *testing.T) {
 }
 
 // TestVHDSVirtualHostsAreChecked: a VHDS virtual host must be named
-// "<route configuration>/<its name>" after a route configuration that is served;
-// Publish refuses it otherwise, naming it.
+// "<route configuration>/<virtual host>", inside as well, after a route configuration
+// that is served; Publish refuses it otherwise, naming it.
 func TestVHDSVirtualHostsAreChecked(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -121,12 +121,14 @@ func TestVHDSVirtualHostsAreChecked(t *testing.T) {
 		want string
 	}{
 		{"no namespace", func(vh map[string]types.Resource) { vh["bench.svc-00000"] = xdstest.VirtualHost(0, 0) }, "is not named"},
-		{"another name inside", func(vh map[string]types.Resource) { vh["http/other"] = xdstest.VirtualHost(0, 0) }, `is named "bench.svc-00000" inside`},
+		// Envoy keeps a VHDS virtual host by its name and removes it by resource name.
+		{"its name without the namespace", func(vh map[string]types.Resource) { vh["http/bench.svc-00000"] = xdstest.VirtualHost(0, 0) },
+			`is named "bench.svc-00000" inside, listed as "http/bench.svc-00000"`},
 		{"no such route configuration", func(vh map[string]types.Resource) {
-			vh["nowhere/bench.svc-00000"] = xdstest.VirtualHost(0, 0)
+			vh["nowhere/x"] = &route.VirtualHost{Name: "nowhere/x", Domains: []string{"x.example.com"}}
 		}, `references route configuration "nowhere", which is not served`},
 		{"invalid", func(vh map[string]types.Resource) {
-			vh["http/bench.svc-00000"] = &route.VirtualHost{Name: "bench.svc-00000"} // no domains
+			vh["http/bench.svc-00000"] = &route.VirtualHost{Name: "http/bench.svc-00000"} // no domains
 		}, "Domains"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,8 +26,8 @@ type validator interface{ ValidateAll() error }
 // configs, protocol options) unpacks and passes ValidateAll too, and, for Envoy
 // types, go-control-plane's snapshot consistency check passes (every EDS cluster has
 // its ClusterLoadAssignment, every RDS name its route configuration, nothing extra);
-// a VHDS virtual host is named "<route configuration>/<its name>", after a route
-// configuration served with vhds.
+// a VHDS virtual host is named "<route configuration>/<virtual host>", inside too,
+// after a route configuration served with vhds.
 func Valid(resources map[string]map[string]types.Resource) error {
 	var errs []error
 	byType := map[string][]types.Resource{}
@@ -144,9 +144,9 @@ func sortedTypes(m map[string]map[string]types.Resource) []string {
 // vhdsNamed checks the name of a VHDS virtual host named inside as it is served
 // under name.
 func vhdsNamed(resources map[string]map[string]types.Resource, name, inside string) []error {
-	rc, vh, ok := xds.SplitVirtualHostName(name)
-	if !ok || vh != inside {
-		return []error{fmt.Errorf("%s %q: not named <route configuration>/%s", xds.VirtualHostType, name, inside)}
+	rc, _, ok := xds.SplitVirtualHostName(name)
+	if !ok || name != inside {
+		return []error{fmt.Errorf("%s %q: not named <route configuration>/<virtual host> inside as well (%q)", xds.VirtualHostType, name, inside)}
 	}
 	r, ok := resources[xds.RouteType][rc]
 	if !ok {

@@ -65,13 +65,20 @@ func Proxy(n int) xds.Resources {
 // vhds and none of them, each is a VirtualHostType resource of its own.
 func ProxyVHDS(n int) xds.Resources {
 	r := Proxy(n)
-	rc := r[xds.RouteType][RouteName].(*route.RouteConfiguration)
 	r[xds.RouteType][RouteName] = &route.RouteConfiguration{Name: RouteName, Vhds: &route.Vhds{ConfigSource: ADS()}}
 	r[xds.VirtualHostType] = map[string]types.Resource{}
-	for _, vh := range rc.GetVirtualHosts() {
-		r[xds.VirtualHostType][xds.VirtualHostName(RouteName, vh.GetName())] = vh
+	for i := range n {
+		r[xds.VirtualHostType][xds.VirtualHostName(RouteName, ID(i))] = VHDSVirtualHost(i, 0)
 	}
 	return r
+}
+
+// VHDSVirtualHost is VirtualHost(i, edit) as VHDS serves it: named after its resource,
+// "<route configuration>/<id>".
+func VHDSVirtualHost(i, edit int) *route.VirtualHost {
+	vh := VirtualHost(i, edit)
+	vh.Name = xds.VirtualHostName(RouteName, vh.GetName())
+	return vh
 }
 
 // Extauth is the state of the extauth role with n AuthConfigs.
