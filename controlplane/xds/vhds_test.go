@@ -1,7 +1,6 @@
 package xds_test
 
 import (
-	"context"
 	"maps"
 	"slices"
 	"strings"
@@ -26,29 +25,6 @@ func subscribe(t *testing.T, c *deltaClient, nonce string, names ...string) {
 	}
 }
 
-// newNamedDelta is a delta stream that has sent nothing yet.
-func newNamedDelta(t *testing.T, addr string) *deltaClient {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	s, err := discovery.NewAggregatedDiscoveryServiceClient(dial(t, addr)).DeltaAggregatedResources(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &deltaClient{t: t, stream: s, resps: make(chan *discovery.DeltaDiscoveryResponse, 64), err: make(chan error, 1)}
-	go func() {
-		for {
-			r, err := s.Recv()
-			if err != nil {
-				c.err <- err
-				return
-			}
-			c.resps <- r
-		}
-	}()
-	return c
-}
-
 // TestVHDSServesTheNamespaceSubscribedTo: a proxy that subscribes to a route
 // configuration's name over VHDS receives every virtual host named
 // "<route configuration>/...", then each edit as that one virtual host and each removal
@@ -61,7 +37,7 @@ func TestVHDSServesTheNamespaceSubscribedTo(t *testing.T) {
 	if err := s.Publish(xds.DefaultProxyRole, state); err != nil {
 		t.Fatal(err)
 	}
-	envoy := newNamedDelta(t, s.addr)
+	envoy := newDelta(t, s.addr, nil, nil) // subscribes to nothing yet
 	subscribe(t, envoy, "", xdstest.RouteName)
 	r := envoy.next()
 	want := []string{"http/bench.svc-00000", "http/bench.svc-00001", "http/bench.svc-00002"}
@@ -70,7 +46,7 @@ func TestVHDSServesTheNamespaceSubscribedTo(t *testing.T) {
 	}
 	envoy.answer(r, "")
 
-	other := newNamedDelta(t, s.addr)
+	other := newDelta(t, s.addr, nil, nil)
 	subscribe(t, other, "", "elsewhere")
 	if r := other.next(); len(r.GetResources())+len(r.GetRemovedResources()) != 0 {
 		t.Fatalf("a namespace without virtual hosts: got %v, removed %v; want an empty answer", names(r), r.GetRemovedResources())

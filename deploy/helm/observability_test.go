@@ -246,22 +246,7 @@ func TestProxyTracingFromOTLP(t *testing.T) {
 			want: "agent.monitoring:4317", percent: 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			doc, ok := observed(t, tc.values)["Settings"]["default"]
-			if !ok {
-				t.Fatal("no Settings default rendered")
-			}
-			path := filepath.Join(t.TempDir(), "settings.yaml")
-			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			set, err := apiv1.Load(path)
-			if err != nil || len(set.Settings) != 1 {
-				t.Fatalf("the rendered Settings do not load: %v\n%s", err, doc)
-			}
-			s, err := translate.SettingsOf(set.Settings[0])
-			if err != nil {
-				t.Fatalf("the control plane rejects the rendered Settings: %v\n%s", err, doc)
-			}
+			s := renderedSettings(t, tc.values)
 			switch {
 			case tc.want == "" && s.Tracing != nil:
 				t.Errorf("tracing %+v, want none", s.Tracing)
@@ -273,4 +258,27 @@ func TestProxyTracingFromOTLP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// renderedSettings is what the control plane makes of the chart's Settings "default"
+// rendered with values; the test fails when they do not load or are rejected.
+func renderedSettings(t *testing.T, values string) translate.Settings {
+	t.Helper()
+	doc, ok := observed(t, values)["Settings"]["default"]
+	if !ok {
+		t.Fatal("no Settings default rendered")
+	}
+	path := filepath.Join(t.TempDir(), "settings.yaml")
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := apiv1.Load(path)
+	if err != nil || len(set.Settings) != 1 {
+		t.Fatalf("the rendered Settings do not load: %v\n%s", err, doc)
+	}
+	s, err := translate.SettingsOf(set.Settings[0])
+	if err != nil {
+		t.Fatalf("the control plane rejects the rendered Settings: %v\n%s", err, doc)
+	}
+	return s
 }

@@ -5,9 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	apiv1 "gatehouse.dev/gatehouse/api/v1"
-	"gatehouse.dev/gatehouse/controlplane/translate"
 )
 
 // TestVirtualHostDiscoveryFromValues: settings.virtualHostDiscovery reaches the chart's
@@ -23,24 +20,9 @@ func TestVirtualHostDiscoveryFromValues(t *testing.T) {
 		{name: "on", values: "settings: {virtualHostDiscovery: true}", want: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			doc, ok := observed(t, tc.values)["Settings"]["default"]
-			if !ok {
-				t.Fatal("no Settings default rendered")
-			}
-			path := filepath.Join(t.TempDir(), "settings.yaml")
-			if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			set, err := apiv1.Load(path)
-			if err != nil || len(set.Settings) != 1 {
-				t.Fatalf("the rendered Settings do not load: %v\n%s", err, doc)
-			}
-			s, err := translate.SettingsOf(set.Settings[0])
-			if err != nil {
-				t.Fatalf("the control plane rejects the rendered Settings: %v\n%s", err, doc)
-			}
+			s := renderedSettings(t, tc.values)
 			if s.VirtualHostDiscovery != tc.want {
-				t.Errorf("virtualHostDiscovery %t, want %t\n%s", s.VirtualHostDiscovery, tc.want, doc)
+				t.Errorf("virtualHostDiscovery %t, want %t", s.VirtualHostDiscovery, tc.want)
 			}
 		})
 	}
