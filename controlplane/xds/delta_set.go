@@ -442,44 +442,6 @@ func (w *deltaSet) allNamed(known map[string]string, subscribed map[string]struc
 	return changed, removed, served == len(w.resources), nil
 }
 
-// subscribedTo says whether a named subscription covers name: it names it, or, for
-// VHDS, the route configuration whose namespace name is in (Envoy subscribes to a
-// route configuration's virtual hosts by naming the route configuration).
-func (w *deltaSet) subscribedTo(subscribed map[string]struct{}, name string) bool {
-	if _, ok := subscribed[name]; ok {
-		return true
-	}
-	if w.typeURL != VirtualHostType {
-		return false
-	}
-	rc, _, ok := SplitVirtualHostName(name)
-	if ok {
-		_, ok = subscribed[rc]
-	}
-	return ok
-}
-
-// allInNamespaces is allNamed for VHDS: every resource served is compared whose name,
-// or namespace, is subscribed to.
-func (w *deltaSet) allInNamespaces(known map[string]string, subscribed map[string]struct{}) (changed []missed, removed []string, covers bool, err error) {
-	covers = true
-	for name := range w.resources {
-		if !w.subscribedTo(subscribed, name) {
-			covers = false
-			continue
-		}
-		if err := w.compare(name, known, &changed, &removed); err != nil {
-			return nil, nil, false, err
-		}
-	}
-	for name := range known {
-		if _, served := w.resources[name]; !served || !w.subscribedTo(subscribed, name) {
-			removed = append(removed, name)
-		}
-	}
-	return changed, removed, covers, nil
-}
-
 // wire is the discovery.Resource of name as served now, built on first use.
 func (w *deltaSet) wire(name string) (*discovery.Resource, error) {
 	r := w.resources[name]

@@ -3,8 +3,6 @@
 package xds
 
 import (
-	"strings"
-
 	resourcev3 "github.com/envoyproxy/go-control-plane/pkg/resource/v3"
 )
 
@@ -35,22 +33,6 @@ const (
 	// keeps them by that field and removes them by resource name).
 	VirtualHostType = resourcev3.VirtualHostType
 )
-
-// VirtualHostName is the VHDS resource name of virtual host vhost of route
-// configuration routeConfig: "<route configuration>/<virtual host>", Envoy's naming.
-// The part before the last "/" is the resource's namespace, which a client
-// subscribes to by naming the route configuration.
-func VirtualHostName(routeConfig, vhost string) string { return routeConfig + "/" + vhost }
-
-// SplitVirtualHostName is the route configuration a VHDS resource name belongs to
-// (its namespace) and the virtual host's own name; ok is false for a name without "/".
-func SplitVirtualHostName(name string) (routeConfig, vhost string, ok bool) {
-	i := strings.LastIndexByte(name, '/')
-	if i < 0 {
-		return "", "", false
-	}
-	return name[:i], name[i+1:], true
-}
 
 // ProxyTypes are the types served to a gateway proxy role, in the order a change must
 // reach it when something is added (clusters and endpoints before the listeners and
