@@ -2,7 +2,10 @@ package xds
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"weak"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/encoding"
@@ -26,12 +29,25 @@ import (
 // served before, it does not write into them), and gRPC only reads a message's pieces
 // until it has written them. The pieces joined are the bytes proto.Marshal gives for
 // the response (TestResponseCodecIsProtoMarshal).
-type responseCodec struct{ encoding.CodecV2 }
+//
+// A delta response with many resources is sent in pieces too: each small resource as
+// its record (the resources field's tag and length, and the Resource's serialization),
+// made once per *discovery.Resource. The server builds one of those per resource
+// version and shares it between every response (deltaSet.wire), so a client's first
+// state costs a list of references, not a copy of every resource.
+type responseCodec struct {
+	encoding.CodecV2
+	records *records
+}
 
 // newResponseCodec is gRPC's registered proto codec with large resources sent in place.
 func newResponseCodec() responseCodec {
-	return responseCodec{encoding.GetCodecV2(protocodec.Name)}
+	return responseCodec{encoding.GetCodecV2(protocodec.Name), &records{m: map[weak.Pointer[discovery.Resource]]mem.Buffer{}}}
 }
+
+// manyFrom is how many resources a delta response holds from which its small ones are
+// sent as shared records.
+const manyFrom = 16
 
 // inPlace is the size from which a resource's bytes are sent as they are. Below it,
 // copying costs less than a piece of its own.
@@ -50,9 +66,13 @@ func (c responseCodec) Marshal(v any) (mem.BufferSlice, error) {
 	var err error
 	switch m := v.(type) {
 	case *discovery.DeltaDiscoveryResponse:
-		out, err = inPieces(m, deltaResourcesField, m.GetResources(), (*discovery.Resource).GetResource)
+		var shared func(*discovery.Resource) (mem.Buffer, error)
+		if len(m.GetResources()) >= manyFrom {
+			shared = c.records.of
+		}
+		out, err = inPieces(m, deltaResourcesField, m.GetResources(), (*discovery.Resource).GetResource, shared)
 	case *discovery.DiscoveryResponse:
-		out, err = inPieces(m, sotwResourcesField, m.GetResources(), func(a *anypb.Any) *anypb.Any { return a })
+		out, err = inPieces(m, sotwResourcesField, m.GetResources(), func(a *anypb.Any) *anypb.Any { return a }, nil)
 	}
 	if out == nil && err == nil {
 		return c.CodecV2.Marshal(v)
@@ -61,10 +81,11 @@ func (c responseCodec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 // inPieces is m, whose repeated field holds items, in pieces, or nil when no item's
-// Any is large. anyOf is an item's Any: the item itself in a state-of-the-world
-// response, its resource field in a delta one.
-func inPieces[E proto.Message](m proto.Message, field protoreflect.FieldNumber, items []E, anyOf func(E) *anypb.Any) (mem.BufferSlice, error) {
-	if !slices.ContainsFunc(items, func(e E) bool { return isLarge(anyOf(e)) }) {
+// Any is large and there is no shared record. anyOf is an item's Any: the item itself
+// in a state-of-the-world response, its resource field in a delta one. shared, when
+// set, gives a small item's record (its field tag and length, and its serialization).
+func inPieces[E proto.Message](m proto.Message, field protoreflect.FieldNumber, items []E, anyOf func(E) *anypb.Any, shared func(E) (mem.Buffer, error)) (mem.BufferSlice, error) {
+	if shared == nil && !slices.ContainsFunc(items, func(e E) bool { return isLarge(anyOf(e)) }) {
 		return nil, nil
 	}
 	before, after, err := around(m, field)
@@ -73,6 +94,15 @@ func inPieces[E proto.Message](m proto.Message, field protoreflect.FieldNumber, 
 	}
 	p := &pieces{cur: before}
 	for _, e := range items {
+		if shared != nil && !isLarge(anyOf(e)) {
+			rec, err := shared(e)
+			if err != nil {
+				return nil, err
+			}
+			p.flush()
+			p.out = append(p.out, rec)
+			continue
+		}
 		p.cur = protowire.AppendTag(p.cur, field, protowire.BytesType)
 		if err := p.item(e, anyOf(e)); err != nil {
 			return nil, err
@@ -80,6 +110,42 @@ func inPieces[E proto.Message](m proto.Message, field protoreflect.FieldNumber, 
 	}
 	p.cur = append(p.cur, after...)
 	return p.done(), nil
+}
+
+// records are the records of the *discovery.Resource values delta responses carried,
+// each kept while its Resource lives.
+type records struct {
+	mu sync.Mutex
+	m  map[weak.Pointer[discovery.Resource]]mem.Buffer
+}
+
+// of is r's record in a delta response: the resources field's tag and length, and r's
+// serialization. r is never modified once sent, as every resource the server sends.
+func (rs *records) of(r *discovery.Resource) (mem.Buffer, error) {
+	key := weak.Make(r)
+	rs.mu.Lock()
+	b, ok := rs.m[key]
+	rs.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	rec, err := appendMessage(protowire.AppendTag(nil, deltaResourcesField, protowire.BytesType), r)
+	if err != nil {
+		return nil, err
+	}
+	b = mem.SliceBuffer(rec)
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if old, ok := rs.m[key]; ok {
+		return old, nil
+	}
+	rs.m[key] = b
+	runtime.AddCleanup(r, func(key weak.Pointer[discovery.Resource]) {
+		rs.mu.Lock()
+		delete(rs.m, key)
+		rs.mu.Unlock()
+	}, key)
+	return b, nil
 }
 
 // item writes the length and serialization of e, whose Any is a: e as it is when a is

@@ -2,8 +2,10 @@ package xds
 
 import (
 	"bytes"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -124,5 +126,65 @@ func TestResponseCodecLeavesTheRestToGRPC(t *testing.T) {
 	}
 	if got := newResponseCodec().Name(); !strings.EqualFold(got, "proto") {
 		t.Errorf("Name() = %q, want proto", got)
+	}
+}
+
+// TestManyResourcesAreSharedRecords: a delta response with many resources is sent as
+// the records of its small ones, made once per *discovery.Resource and shared by every
+// response that carries it, and still joins to proto.Marshal's bytes; a record goes
+// once its Resource is collected.
+func TestManyResourcesAreSharedRecords(t *testing.T) {
+	c := newResponseCodec()
+	shared := make([]*discovery.Resource, manyFrom)
+	for i := range shared {
+		shared[i] = &discovery.Resource{Name: "r-" + strings.Repeat("x", i), Version: "v", Resource: &anypb.Any{TypeUrl: ClusterType, Value: []byte{0x0a, byte(i)}}}
+	}
+	big := &discovery.Resource{Name: "big", Resource: &anypb.Any{TypeUrl: RouteType, Value: make([]byte, inPlace)}}
+	response := func(nonce string, extra ...*discovery.Resource) *discovery.DeltaDiscoveryResponse {
+		return &discovery.DeltaDiscoveryResponse{SystemVersionInfo: "v-1", TypeUrl: ClusterType, Nonce: nonce, RemovedResources: []string{"gone"},
+			Resources: append(append([]*discovery.Resource(nil), shared...), extra...)}
+	}
+	piecesOf := func(m *discovery.DeltaDiscoveryResponse) mem.BufferSlice {
+		t.Helper()
+		got, err := c.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Materialize(), want) {
+			t.Fatalf("the pieces joined (%d bytes) are not proto.Marshal's %d bytes", got.Len(), len(want))
+		}
+		return got
+	}
+	a, b := piecesOf(response("1")), piecesOf(response("2", big))
+	same := 0
+	for _, x := range a {
+		for _, y := range b {
+			if dx, dy := x.ReadOnlyData(), y.ReadOnlyData(); len(dx) > 0 && len(dx) == len(dy) && unsafe.SliceData(dx) == unsafe.SliceData(dy) {
+				same++
+			}
+		}
+	}
+	if same != len(shared) {
+		t.Errorf("%d pieces of the two responses are the same memory, want each of the %d shared resources' records", same, len(shared))
+	}
+	kept := func() int {
+		c.records.mu.Lock()
+		defer c.records.mu.Unlock()
+		return len(c.records.m)
+	}
+	if n := kept(); n != len(shared) {
+		t.Errorf("%d records kept, want %d (the large resource is sent in place, not as a record)", n, len(shared))
+	}
+	shared, a, b = nil, nil, nil
+	for i := 0; i < 100 && kept() > 0; i++ {
+		runtime.GC()
+		time.Sleep(time.Millisecond) // cleanups run on a goroutine of their own
+	}
+	if n := kept(); n != 0 {
+		t.Errorf("%d records kept after their resources were collected", n)
 	}
 }
