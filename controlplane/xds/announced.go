@@ -137,6 +137,11 @@ func mapEntryBytes(b []byte) (key, value []byte, err error) {
 // was announced twice. Otherwise the caller compares a.versions() (all).
 func (w *deltaSet) allAnnounced(a announced, sub cachev3.Subscription) (changed []missed, removed []string, covers, ok bool) {
 	wildcard, subscribed := sub.IsWildcard(), sub.SubscribedResources()
+	if wildcard {
+		if served, ok := w.servedDigest(); ok && a.digest() == served {
+			return nil, nil, false, true // it holds what is served (announced_digest.go)
+		}
+	}
 	w.stamp++
 	seen, odd := 0, false
 	a.each(func(name, version []byte) {

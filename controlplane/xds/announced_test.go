@@ -120,3 +120,60 @@ func appendEntry(b []byte, name, version string) []byte {
 	e = protowire.AppendString(protowire.AppendTag(e, 2, protowire.BytesType), version)
 	return protowire.AppendBytes(protowire.AppendTag(b, initialVersionsField, protowire.BytesType), e)
 }
+
+// TestAnnouncedDigestSparesTheComparison: a wildcard client that announces exactly what
+// is served, in any order, is answered from the digests without looking any entry up;
+// one stale version, one name missing or one unknown name goes through the comparison
+// entry by entry, which finds it.
+func TestAnnouncedDigestSparesTheComparison(t *testing.T) {
+	const typ = ClusterType
+	ds := newDeltaSet(typ, "p-", nil)
+	upsert := map[string]wireResource{}
+	for i := range 50 {
+		n := fmt.Sprintf("bench.svc-%05d", i)
+		sv, err := newServed(typ, n, endpoints(n, 9000+i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		upsert[n] = sv.wireResource()
+	}
+	if err := ds.update(upsert, nil); err != nil {
+		t.Fatal(err)
+	}
+	wildcard := stream.NewDeltaSubscription([]string{"*"}, nil, nil, false)
+	announce := func(edit func(map[string]string)) announced {
+		held := map[string]string{}
+		for n, r := range ds.resources {
+			held[n] = r.version()
+		}
+		edit(held)
+		var entries []byte
+		for n, v := range held { // map order: any order
+			entries = appendEntry(entries, n, v)
+		}
+		return entries
+	}
+	for _, tc := range []struct {
+		name    string
+		edit    func(map[string]string)
+		compare bool // entry by entry
+		send    int
+		remove  int
+	}{
+		{"exactly what is served", func(map[string]string) {}, false, 0, 0},
+		{"one stale version", func(h map[string]string) { h["bench.svc-00007"] = "old" }, true, 1, 0},
+		{"one name missing", func(h map[string]string) { delete(h, "bench.svc-00007") }, true, 1, 0},
+		{"one unknown name", func(h map[string]string) { h["gone"] = "v" }, true, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stamp := ds.stamp
+			changed, removed, _, ok := ds.allAnnounced(announce(tc.edit), wildcard)
+			if !ok || len(changed) != tc.send || len(removed) != tc.remove {
+				t.Fatalf("answered %t: %d to send, %d to remove; want %d and %d", ok, len(changed), len(removed), tc.send, tc.remove)
+			}
+			if compared := ds.stamp != stamp; compared != tc.compare {
+				t.Errorf("compared entry by entry: %t, want %t", compared, tc.compare)
+			}
+		})
+	}
+}

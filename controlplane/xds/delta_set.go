@@ -45,6 +45,10 @@ type deltaSet struct {
 	table     *versionTable // of change seq, once a wildcard stream was brought to it
 	handed    *handedTables // where the books find the table a response was sent with
 	stamp     uint64        // of the last comparison with what a client announced (allAnnounced)
+	// digest is of what was served at change digestAt (servedDigest), once made.
+	digest               digest
+	digestOK, digestMade bool
+	digestAt             uint64
 }
 
 // versionTable is the version of every resource a set served after one change, in a
