@@ -2,10 +2,8 @@ package xds
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
-	"weak"
 
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	"google.golang.org/grpc/encoding"
@@ -34,7 +32,8 @@ import (
 // its record (the resources field's tag and length, and the Resource's serialization),
 // made once per *discovery.Resource. The server builds one of those per resource
 // version and shares it between every response (deltaSet.wire), so a client's first
-// state costs a list of references, not a copy of every resource.
+// state costs a list of references, not a copy of every resource. The sets say which
+// Resources may be shared and when one is no longer served (records).
 type responseCodec struct {
 	encoding.CodecV2
 	records *records
@@ -42,7 +41,7 @@ type responseCodec struct {
 
 // newResponseCodec is gRPC's registered proto codec with large resources sent in place.
 func newResponseCodec() responseCodec {
-	return responseCodec{encoding.GetCodecV2(protocodec.Name), &records{m: map[weak.Pointer[discovery.Resource]]mem.Buffer{}}}
+	return responseCodec{encoding.GetCodecV2(protocodec.Name), sharedRecords}
 }
 
 // manyFrom is how many resources a delta response holds from which its small ones are
@@ -83,7 +82,8 @@ func (c responseCodec) Marshal(v any) (mem.BufferSlice, error) {
 // inPieces is m, whose repeated field holds items, in pieces, or nil when no item's
 // Any is large and there is no shared record. anyOf is an item's Any: the item itself
 // in a state-of-the-world response, its resource field in a delta one. shared, when
-// set, gives a small item's record (its field tag and length, and its serialization).
+// set, gives a small item's record (its field tag and length, and its serialization),
+// or nil for an item copied as usual.
 func inPieces[E proto.Message](m proto.Message, field protoreflect.FieldNumber, items []E, anyOf func(E) *anypb.Any, shared func(E) (mem.Buffer, error)) (mem.BufferSlice, error) {
 	if shared == nil && !slices.ContainsFunc(items, func(e E) bool { return isLarge(anyOf(e)) }) {
 		return nil, nil
@@ -99,9 +99,11 @@ func inPieces[E proto.Message](m proto.Message, field protoreflect.FieldNumber, 
 			if err != nil {
 				return nil, err
 			}
-			p.flush()
-			p.out = append(p.out, rec)
-			continue
+			if rec != nil {
+				p.flush()
+				p.out = append(p.out, rec)
+				continue
+			}
 		}
 		p.cur = protowire.AppendTag(p.cur, field, protowire.BytesType)
 		if err := p.item(e, anyOf(e)); err != nil {
@@ -112,21 +114,39 @@ func inPieces[E proto.Message](m proto.Message, field protoreflect.FieldNumber, 
 	return p.done(), nil
 }
 
-// records are the records of the *discovery.Resource values delta responses carried,
-// each kept while its Resource lives.
+// records are the records of the *discovery.Resource values the delta sets serve, made
+// when first sent: a set offers each Resource it builds and forgets it once the
+// resource changes or goes. A Resource not offered, or forgotten while a response still
+// carries it, is copied into its response as before.
 type records struct {
-	mu sync.Mutex
-	m  map[weak.Pointer[discovery.Resource]]mem.Buffer
+	mu sync.RWMutex
+	m  map[*discovery.Resource]mem.Buffer // nil until first sent
+}
+
+// sharedRecords are every delta set's, for the codec.
+var sharedRecords = &records{m: map[*discovery.Resource]mem.Buffer{}}
+
+// offer lets r be sent as a shared record: r is never modified from now on.
+func (rs *records) offer(r *discovery.Resource) {
+	rs.mu.Lock()
+	rs.m[r] = nil
+	rs.mu.Unlock()
+}
+
+// forget drops r's record.
+func (rs *records) forget(r *discovery.Resource) {
+	rs.mu.Lock()
+	delete(rs.m, r)
+	rs.mu.Unlock()
 }
 
 // of is r's record in a delta response: the resources field's tag and length, and r's
-// serialization. r is never modified once sent, as every resource the server sends.
+// serialization; nil when r was not offered.
 func (rs *records) of(r *discovery.Resource) (mem.Buffer, error) {
-	key := weak.Make(r)
-	rs.mu.Lock()
-	b, ok := rs.m[key]
-	rs.mu.Unlock()
-	if ok {
+	rs.mu.RLock()
+	b, offered := rs.m[r]
+	rs.mu.RUnlock()
+	if b != nil || !offered {
 		return b, nil
 	}
 	rec, err := appendMessage(protowire.AppendTag(nil, deltaResourcesField, protowire.BytesType), r)
@@ -136,15 +156,12 @@ func (rs *records) of(r *discovery.Resource) (mem.Buffer, error) {
 	b = mem.SliceBuffer(rec)
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if old, ok := rs.m[key]; ok {
+	if old, offered := rs.m[r]; !offered {
+		return b, nil // forgotten meanwhile: sent, not kept
+	} else if old != nil {
 		return old, nil
 	}
-	rs.m[key] = b
-	runtime.AddCleanup(r, func(key weak.Pointer[discovery.Resource]) {
-		rs.mu.Lock()
-		delete(rs.m, key)
-		rs.mu.Unlock()
-	}, key)
+	rs.m[r] = b
 	return b, nil
 }
 

@@ -2,10 +2,8 @@ package xds
 
 import (
 	"bytes"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 	"unsafe"
 
 	core "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
@@ -130,15 +128,17 @@ func TestResponseCodecLeavesTheRestToGRPC(t *testing.T) {
 }
 
 // TestManyResourcesAreSharedRecords: a delta response with many resources is sent as
-// the records of its small ones, made once per *discovery.Resource and shared by every
-// response that carries it, and still joins to proto.Marshal's bytes; a record goes
-// once its Resource is collected.
+// the records of its small ones that a set offered, made once per *discovery.Resource
+// and shared by every response that carries it, and still joins to proto.Marshal's
+// bytes; a Resource not offered is copied; a record goes once its set forgets it.
 func TestManyResourcesAreSharedRecords(t *testing.T) {
 	c := newResponseCodec()
 	shared := make([]*discovery.Resource, manyFrom)
 	for i := range shared {
 		shared[i] = &discovery.Resource{Name: "r-" + strings.Repeat("x", i), Version: "v", Resource: &anypb.Any{TypeUrl: ClusterType, Value: []byte{0x0a, byte(i)}}}
+		c.records.offer(shared[i])
 	}
+	notOffered := &discovery.Resource{Name: "not-offered", Resource: &anypb.Any{TypeUrl: ClusterType, Value: []byte{0x0a, 0x01}}}
 	big := &discovery.Resource{Name: "big", Resource: &anypb.Any{TypeUrl: RouteType, Value: make([]byte, inPlace)}}
 	response := func(nonce string, extra ...*discovery.Resource) *discovery.DeltaDiscoveryResponse {
 		return &discovery.DeltaDiscoveryResponse{SystemVersionInfo: "v-1", TypeUrl: ClusterType, Nonce: nonce, RemovedResources: []string{"gone"},
@@ -159,7 +159,7 @@ func TestManyResourcesAreSharedRecords(t *testing.T) {
 		}
 		return got
 	}
-	a, b := piecesOf(response("1")), piecesOf(response("2", big))
+	a, b := piecesOf(response("1", notOffered)), piecesOf(response("2", big, notOffered))
 	same := 0
 	for _, x := range a {
 		for _, y := range b {
@@ -169,22 +169,61 @@ func TestManyResourcesAreSharedRecords(t *testing.T) {
 		}
 	}
 	if same != len(shared) {
-		t.Errorf("%d pieces of the two responses are the same memory, want each of the %d shared resources' records", same, len(shared))
+		t.Errorf("%d pieces of the two responses are the same memory, want each of the %d offered resources' records", same, len(shared))
 	}
-	kept := func() int {
-		c.records.mu.Lock()
-		defer c.records.mu.Unlock()
-		return len(c.records.m)
+	made := func() int {
+		c.records.mu.RLock()
+		defer c.records.mu.RUnlock()
+		n := 0
+		for _, r := range append(shared, notOffered, big) {
+			if c.records.m[r] != nil {
+				n++
+			}
+		}
+		return n
 	}
-	if n := kept(); n != len(shared) {
-		t.Errorf("%d records kept, want %d (the large resource is sent in place, not as a record)", n, len(shared))
+	if n := made(); n != len(shared) {
+		t.Errorf("%d records made, want %d (the large resource is sent in place, the one not offered copied)", n, len(shared))
 	}
-	shared, a, b = nil, nil, nil
-	for i := 0; i < 100 && kept() > 0; i++ {
-		runtime.GC()
-		time.Sleep(time.Millisecond) // cleanups run on a goroutine of their own
+	for _, r := range shared {
+		c.records.forget(r)
 	}
-	if n := kept(); n != 0 {
-		t.Errorf("%d records kept after their resources were collected", n)
+	if n := made(); n != 0 {
+		t.Errorf("%d records kept after they were forgotten", n)
+	}
+}
+
+// TestASetForgetsTheRecordsOfWhatItNoLongerServes: the Resource a set sends a version
+// in is offered for a shared record until that resource changes or goes.
+func TestASetForgetsTheRecordsOfWhatItNoLongerServes(t *testing.T) {
+	ds := newDeltaSet(ClusterType, "p-", nil)
+	put := func(port int) {
+		t.Helper()
+		sv, err := newServed(ClusterType, "a", endpoints("a", port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ds.update(map[string]wireResource{"a": sv.wireResource()}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offered := func(r *discovery.Resource) bool {
+		sharedRecords.mu.RLock()
+		defer sharedRecords.mu.RUnlock()
+		_, ok := sharedRecords.m[r]
+		return ok
+	}
+	put(9000)
+	first, err := ds.wire("a")
+	if err != nil || !offered(first) {
+		t.Fatalf("wire: %v; offered %t", err, offered(first))
+	}
+	put(9001)
+	second, err := ds.wire("a")
+	if err != nil || offered(first) || !offered(second) {
+		t.Fatalf("after an edit: %v; the old version offered %t, the new %t", err, offered(first), offered(second))
+	}
+	if err := ds.update(nil, []string{"a"}); err != nil || offered(second) {
+		t.Fatalf("after a removal: %v; offered %t", err, offered(second))
 	}
 }

@@ -182,11 +182,17 @@ func (w *deltaSet) update(upsert map[string]wireResource, remove []string) error
 	defer w.mu.Unlock()
 	w.seq++
 	for name, r := range upsert {
+		if old := w.resources[name].sent; old != nil {
+			sharedRecords.forget(old)
+		}
 		r.name, r.seen = name, new(uint64)
 		w.resources[name] = r
 		w.log = append(w.log, logged{w.seq, name})
 	}
 	for _, name := range remove {
+		if old := w.resources[name].sent; old != nil {
+			sharedRecords.forget(old)
+		}
 		delete(w.resources, name)
 		w.log = append(w.log, logged{w.seq, name})
 	}
@@ -460,6 +466,7 @@ func (w *deltaSet) wire(name string) (*discovery.Resource, error) {
 		return nil, fmt.Errorf("xds: %s %s: marshaling: %w", w.typeURL, name, err)
 	}
 	r.sent = &discovery.Resource{Name: name, Version: r.version(), Resource: &anypb.Any{TypeUrl: w.typeURL, Value: b}}
+	sharedRecords.offer(r.sent)
 	w.resources[name] = r
 	return r.sent, nil
 }
