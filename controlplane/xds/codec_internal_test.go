@@ -49,17 +49,7 @@ func TestResponseCodecIsProtoMarshal(t *testing.T) {
 	c := newResponseCodec()
 	for name, m := range map[string]proto.Message{"delta": delta, "state of the world": sotw} {
 		t.Run(name, func(t *testing.T) {
-			got, err := c.Marshal(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got.Materialize(), want) {
-				t.Fatalf("the pieces joined (%d bytes) are not proto.Marshal's %d bytes", got.Len(), len(want))
-			}
+			got := marshalAsProto(t, c, m)
 			referenced := 0
 			for _, b := range got {
 				if d := b.ReadOnlyData(); len(d) >= inPlace {
@@ -144,22 +134,7 @@ func TestManyResourcesAreSharedRecords(t *testing.T) {
 		return &discovery.DeltaDiscoveryResponse{SystemVersionInfo: "v-1", TypeUrl: ClusterType, Nonce: nonce, RemovedResources: []string{"gone"},
 			Resources: append(append([]*discovery.Resource(nil), shared...), extra...)}
 	}
-	piecesOf := func(m *discovery.DeltaDiscoveryResponse) mem.BufferSlice {
-		t.Helper()
-		got, err := c.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got.Materialize(), want) {
-			t.Fatalf("the pieces joined (%d bytes) are not proto.Marshal's %d bytes", got.Len(), len(want))
-		}
-		return got
-	}
-	a, b := piecesOf(response("1", notOffered)), piecesOf(response("2", big, notOffered))
+	a, b := marshalAsProto(t, c, response("1", notOffered)), marshalAsProto(t, c, response("2", big, notOffered))
 	same := 0
 	for _, x := range a {
 		for _, y := range b {
@@ -226,4 +201,21 @@ func TestASetForgetsTheRecordsOfWhatItNoLongerServes(t *testing.T) {
 	if err := ds.update(nil, []string{"a"}); err != nil || offered(second) {
 		t.Fatalf("after a removal: %v; offered %t", err, offered(second))
 	}
+}
+
+// marshalAsProto is c's pieces of m, which must join to the bytes proto.Marshal gives.
+func marshalAsProto(t *testing.T, c responseCodec, m proto.Message) mem.BufferSlice {
+	t.Helper()
+	got, err := c.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Materialize(), want) {
+		t.Fatalf("the pieces joined (%d bytes) are not proto.Marshal's %d bytes", got.Len(), len(want))
+	}
+	return got
 }
