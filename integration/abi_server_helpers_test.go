@@ -223,6 +223,21 @@ func (s *srvProc) logs(level, msg string) []srvLog {
 	return out
 }
 
+// logsOnce are s's log lines of level with message msg once there are at least n: the
+// process writes a line after it sets the status the admin shows, and its output is
+// read on a goroutine of its own, so a status seen does not mean its line was read.
+func (s *srvProc) logsOnce(t *testing.T, level, msg string, n int) []srvLog {
+	t.Helper()
+	var out []srvLog
+	testbin.Eventually(t, time.Minute, func() error {
+		if out = s.logs(level, msg); len(out) < n {
+			return fmt.Errorf("%d %s lines %q, want at least %d", len(out), level, msg, n)
+		}
+		return nil
+	})
+	return out
+}
+
 // status runs `gatehouse extauth status` against the server.
 func (s *srvProc) status(t *testing.T) abiResult {
 	t.Helper()

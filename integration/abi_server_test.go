@@ -144,7 +144,7 @@ func testServerBadPlugins(t *testing.T, gatehouse string, b *abiBuilds, host *lo
 		}
 		return nil
 	})
-	rejections := s.logs("error", "auth config rejected")
+	rejections := s.logsOnce(t, "error", "auth config rejected", len(cases))
 
 	t.Run("the good AuthConfig serves", func(t *testing.T) {
 		for _, c := range []struct {
@@ -371,7 +371,7 @@ func testServerPluginFaults(t *testing.T, gatehouse string, b *abiBuilds) {
 
 	t.Run("panics in NewConfigInstance, GetAuthService and Start reject the AuthConfig", func(t *testing.T) {
 		statuses := s.statuses(t)
-		rejections := s.logs("error", "auth config rejected")
+		rejections := s.logsOnce(t, "error", "auth config rejected", 3)
 		for id, want := range map[string]string{
 			"default.panic-new":   "trial load (config instance): NewConfigInstance panicked: lifecyclepanic: on purpose (new)",
 			"default.panic-get":   "panicked: lifecyclepanic: on purpose (get)",
