@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -117,16 +118,12 @@ func (f *File) Load() (*Memory, error) {
 }
 
 // Save replaces the file with rs, the serving versions in key order. A resource saved
-// before (the same pointer) is written as its line of then, not encoded again.
+// before (the same pointer) is written as its line of then, not encoded again. The
+// lines go to the file as they come, never gathered into one buffer first.
 func (f *File) Save(rs []*source.Resource) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(header{Format: format, Source: f.Source, Written: time.Now().UTC(), Count: len(rs)}); err != nil {
-		return err
-	}
 	lines := make(map[*source.Resource][]byte, len(rs))
-	size := buf.Len()
 	for _, r := range rs {
 		l, ok := f.lines[r]
 		if !ok {
@@ -136,13 +133,19 @@ func (f *File) Save(rs []*source.Resource) error {
 			}
 		}
 		lines[r] = l
-		size += len(l)
 	}
-	buf.Grow(size - buf.Len())
-	for _, r := range rs {
-		buf.Write(lines[r])
-	}
-	if err := writeAtomic(f.Path, buf.Bytes()); err != nil {
+	err := writeAtomicWith(f.Path, func(w io.Writer) error {
+		if err := json.NewEncoder(w).Encode(header{Format: format, Source: f.Source, Written: time.Now().UTC(), Count: len(rs)}); err != nil {
+			return err
+		}
+		for _, r := range rs {
+			if _, err := w.Write(lines[r]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	f.lines = lines
@@ -175,6 +178,14 @@ func (f *File) line(r *source.Resource) ([]byte, error) {
 // writeAtomic writes data to path through a temporary file beside it, synced and
 // renamed, so a reader (or a crash) sees the old file or the new one, never half.
 func writeAtomic(path string, data []byte) error {
+	return writeAtomicWith(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomicWith is writeAtomic of what write writes (through a buffer).
+func writeAtomicWith(path string, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("state file: %w", err)
 	}
@@ -187,7 +198,12 @@ func writeAtomic(path string, data []byte) error {
 		tmp.Close()
 		return fmt.Errorf("state file: %w", err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	bw := bufio.NewWriterSize(tmp, 64<<10)
+	if err := write(bw); err != nil {
+		tmp.Close()
+		return fmt.Errorf("state file: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
 		tmp.Close()
 		return fmt.Errorf("state file: %w", err)
 	}

@@ -1,8 +1,10 @@
 package state
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -208,5 +210,39 @@ func TestSameComparesWithoutDecoding(t *testing.T) {
 	edited.Object = map[string]any{"spec": "another"}
 	if m.Same(&edited) {
 		t.Errorf("%s: the same after an edit", edited.Key())
+	}
+}
+
+// TestASaveIsNotGatheredInMemory: a Save of resources saved before writes their lines
+// as they are, through a small buffer, so it allocates far less than the file holds:
+// a copy of the whole file per save was a burst of work beside the pushes of the run
+// that offered it.
+func TestASaveIsNotGatheredInMemory(t *testing.T) {
+	root := t.TempDir()
+	one := examples(t, root)
+	var rs []*source.Resource
+	for i := 0; len(rs) < 20000; i++ { // some megabytes of lines
+		for _, r := range one {
+			c := *r
+			c.Name = fmt.Sprintf("%s-%d", r.Name, i)
+			rs = append(rs, &c)
+		}
+	}
+	f := &File{Path: filepath.Join(t.TempDir(), "state"), Root: root}
+	if err := f.Save(rs); err != nil { // encodes every line
+		t.Fatal(err)
+	}
+	info, err := os.Stat(f.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := f.Save(rs); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > uint64(info.Size())/2 {
+		t.Errorf("a Save of %d lines saved before allocated %d bytes; the file holds %d", len(rs), allocated, info.Size())
 	}
 }
