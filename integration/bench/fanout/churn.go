@@ -12,13 +12,20 @@ type churnResult struct {
 	Duration time.Duration
 	Edits    int
 	RSS      []int64 // every second
-	Load     string
+	// Heap is the live heap before the edits and after, once every client caught up:
+	// what memory flat under edits means (RSS also holds garbage not yet returned).
+	Heap [2]int64
+	Load string
 }
 
 // churn edits at 10 a second for d, kinds in turn, with the whole fleet connected,
 // and samples the control plane's resident memory every second.
 func churn(ctx context.Context, p *plane, d time.Duration, version *int) (*churnResult, error) {
 	r := &churnResult{Duration: d}
+	var err error
+	if r.Heap[0], err = liveHeap(ctx, p); err != nil {
+		return nil, err
+	}
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	end := time.Now().Add(d)
@@ -45,6 +52,9 @@ func churn(ctx context.Context, p *plane, d time.Duration, version *int) (*churn
 	}
 	// Every client catches up before the next part starts.
 	if _, err := p.waitComplete(ctx, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	if r.Heap[1], err = liveHeap(ctx, p); err != nil {
 		return nil, err
 	}
 	r.Load = benchkit.LoadAverage()

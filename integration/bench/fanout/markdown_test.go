@@ -25,7 +25,7 @@ func TestMarkdownGolden(t *testing.T) {
 		}
 		r.Fleets = append(r.Fleets, f)
 	}
-	r.Churn = &churnResult{Duration: time.Minute, Edits: 600, RSS: []int64{400 << 20, 450 << 20, 420 << 20}, Load: "1.50 1.00 0.90"}
+	r.Churn = &churnResult{Duration: time.Minute, Edits: 600, RSS: []int64{400 << 20, 450 << 20, 420 << 20}, Heap: [2]int64{150 << 20, 152 << 20}, Load: "1.50 1.00 0.90"}
 	r.Stalled = &stallResult{Limit: time.Minute, Others: []time.Duration{40 * ms, 50 * ms, 60 * ms}, Dropped: 61234 * ms,
 		RSSBefore: 420 << 20, RSSStalled: 470 << 20, DropsMetric: 1, Load: "1.20 1.10 1.00"}
 	for i := 1; i <= 2; i++ {

@@ -46,6 +46,10 @@ func (r *result) goals() []benchkit.Goal {
 	if slope, ok := r.slope(func(f fleetResult) int64 { return f.Heap }); ok {
 		gs = append(gs, benchkit.Goal{What: "live heap per further client (slope from 50 clients up)", Target: 200, Unit: "KB", Below: true, Rounds: []float64{slope / 1024}})
 	}
+	if c := r.Churn; c != nil && c.Heap[0] > 0 {
+		growth := 100 * float64(c.Heap[1]-c.Heap[0]) / float64(c.Heap[0])
+		gs = append(gs, benchkit.Goal{What: fmt.Sprintf("live heap growth over %s of 10 edits/s", c.Duration), Target: 10, Unit: "%", Below: true, Rounds: []float64{growth}})
+	}
 	if r.Stalled != nil {
 		gs = append(gs, benchkit.Goal{What: "a client that stops reading: streams dropped", Target: 1, Unit: "streams", Rounds: []float64{r.Stalled.DropsMetric}})
 	}
@@ -98,8 +102,8 @@ func (r *result) markdown(measured string) string {
 	}
 	var memory strings.Builder
 	if c := r.Churn; c != nil && len(c.RSS) > 0 {
-		fmt.Fprintf(&memory, "Memory under %d edits in %s (10 a second, kinds in turn, %d clients): RSS first %.0f MB, highest %.0f MB, last %.0f MB (load average %s).\n\n",
-			c.Edits, c.Duration, r.Fleets[len(r.Fleets)-1].Clients, benchkit.MiB(c.RSS[0]), benchkit.MiB(slices.Max(c.RSS)), benchkit.MiB(c.RSS[len(c.RSS)-1]), c.Load)
+		fmt.Fprintf(&memory, "Memory under %d edits in %s (10 a second, kinds in turn, %d clients): live heap %.0f MB before, %.0f MB after; RSS first %.0f MB, highest %.0f MB, last %.0f MB (load average %s).\n\n",
+			c.Edits, c.Duration, r.Fleets[len(r.Fleets)-1].Clients, benchkit.MiB(c.Heap[0]), benchkit.MiB(c.Heap[1]), benchkit.MiB(c.RSS[0]), benchkit.MiB(slices.Max(c.RSS)), benchkit.MiB(c.RSS[len(c.RSS)-1]), c.Load)
 	}
 	if s := r.Stalled; s != nil {
 		fmt.Fprintf(&memory, "A proxy that stops reading (`--xds-stall-timeout %s`): 5 VirtualService edits reached every other proxy in p50 %s, max %s while it stalled; RSS %.0f MB before, %.0f MB after those edits; its stream was dropped %s after it stalled; `gatehouse_xds_dropped_streams_total` %.0f (load average %s).\n\n",
