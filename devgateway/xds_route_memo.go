@@ -6,6 +6,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
+
+	"gatehouse.dev/gatehouse/internal/wirefields"
 )
 
 // vhostMemo holds the virtual hosts of the last route configurations, parsed without
@@ -27,22 +29,16 @@ func parseRouteConfigMemo(a *anypb.Any, n string, memo, next vhostMemo) (s *rout
 	}
 	var rest []byte
 	var hosts [][]byte
-	for b := a.GetValue(); len(b) > 0; {
-		num, typ, size := protowire.ConsumeField(b)
-		if size < 0 {
-			return nil, false
-		}
-		if num == virtualHostsField && typ == protowire.BytesType {
-			_, _, tag := protowire.ConsumeTag(b)
-			v, m := protowire.ConsumeBytes(b[tag:])
-			if m < 0 {
-				return nil, false
-			}
-			hosts = append(hosts, v)
+	err := wirefields.Each(a.GetValue(), func(f wirefields.Field) bool {
+		if f.Num == virtualHostsField && f.Type == protowire.BytesType {
+			hosts = append(hosts, f.Value)
 		} else {
-			rest = append(rest, b[:size]...)
+			rest = append(rest, f.Raw...)
 		}
-		b = b[size:]
+		return true
+	})
+	if err != nil {
+		return nil, false
 	}
 	rc := &routev3.RouteConfiguration{}
 	if err := proto.Unmarshal(rest, rc); err != nil || validate(rc) != nil || rc.GetName() != n {

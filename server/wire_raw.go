@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"gatehouse.dev/gatehouse/internal/wirefields"
 )
 
 // Field numbers on the path CheckRequest.attributes.request.http, and in HttpRequest.
@@ -34,27 +36,22 @@ func rewriteAt(b []byte, path []protowire.Number, f func([]byte) ([]byte, bool))
 		return f(b)
 	}
 	out := make([]byte, 0, len(b)+64)
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, false
+	ok := true
+	err := wirefields.Each(b, func(field wirefields.Field) bool {
+		if field.Num != path[0] || field.Type != protowire.BytesType {
+			out = append(out, field.Raw...)
+			return true
 		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return nil, false
+		var inner []byte
+		if inner, ok = rewriteAt(field.Value, path[1:], f); !ok {
+			return false
 		}
-		if num == path[0] && typ == protowire.BytesType {
-			v, _ := protowire.ConsumeBytes(b[n : n+m])
-			inner, ok := rewriteAt(v, path[1:], f)
-			if !ok {
-				return nil, false
-			}
-			out = protowire.AppendTag(out, num, protowire.BytesType)
-			out = protowire.AppendBytes(out, inner)
-		} else {
-			out = append(out, b[:n+m]...)
-		}
-		b = b[n+m:]
+		out = protowire.AppendTag(out, field.Num, protowire.BytesType)
+		out = protowire.AppendBytes(out, inner)
+		return true
+	})
+	if !ok || err != nil {
+		return nil, false
 	}
 	return out, true
 }
@@ -63,32 +60,27 @@ func rewriteAt(b []byte, path []protowire.Number, f func([]byte) ([]byte, bool))
 func headersToHeaderMap(b []byte) ([]byte, bool) {
 	out := make([]byte, 0, len(b)+64)
 	var hm []byte
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, false
+	ok := true
+	err := wirefields.Each(b, func(field wirefields.Field) bool {
+		if field.Num != httpHeadersField || field.Type != protowire.BytesType {
+			out = append(out, field.Raw...)
+			return true
 		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return nil, false
+		key, value, err := wirefields.StringEntry(field.Value, nil) // raw bytes: no UTF-8 asked
+		if ok = err == nil; !ok {
+			return false
 		}
-		if num == httpHeadersField && typ == protowire.BytesType {
-			entry, _ := protowire.ConsumeBytes(b[n : n+m])
-			key, value, ok := mapEntry(entry)
-			if !ok {
-				return nil, false
-			}
-			var hv []byte
-			hv = protowire.AppendTag(hv, 1, protowire.BytesType) // HeaderValue.key
-			hv = protowire.AppendBytes(hv, key)
-			hv = protowire.AppendTag(hv, 3, protowire.BytesType) // HeaderValue.raw_value
-			hv = protowire.AppendBytes(hv, value)
-			hm = protowire.AppendTag(hm, 1, protowire.BytesType) // HeaderMap.headers
-			hm = protowire.AppendBytes(hm, hv)
-		} else {
-			out = append(out, b[:n+m]...)
-		}
-		b = b[n+m:]
+		var hv []byte
+		hv = protowire.AppendTag(hv, 1, protowire.BytesType) // HeaderValue.key
+		hv = protowire.AppendBytes(hv, key)
+		hv = protowire.AppendTag(hv, 3, protowire.BytesType) // HeaderValue.raw_value
+		hv = protowire.AppendBytes(hv, value)
+		hm = protowire.AppendTag(hm, 1, protowire.BytesType) // HeaderMap.headers
+		hm = protowire.AppendBytes(hm, hv)
+		return true
+	})
+	if !ok || err != nil {
+		return nil, false
 	}
 	if len(hm) > 0 {
 		out = protowire.AppendTag(out, httpHeaderMapField, protowire.BytesType)
@@ -97,50 +89,17 @@ func headersToHeaderMap(b []byte) ([]byte, bool) {
 	return out, true
 }
 
-// mapEntry reads the key (1) and value (2) of a map<string, string> entry.
-func mapEntry(b []byte) (key, value []byte, ok bool) {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, nil, false
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return nil, nil, false
-		}
-		if typ == protowire.BytesType && (num == 1 || num == 2) {
-			v, _ := protowire.ConsumeBytes(b[n : n+m])
-			if num == 1 {
-				key = v
-			} else {
-				value = v
-			}
-		}
-		b = b[n+m:]
-	}
-	return key, value, true
-}
-
 // requestID reads attributes.request.http.id from a CheckRequest that may not decode,
 // so that even a request refused at decoding is logged with its id ("" if none).
 func requestID(b []byte) string {
 	var id string
 	rewriteAt(b, httpRequestPath, func(http []byte) ([]byte, bool) {
-		for len(http) > 0 {
-			num, typ, n := protowire.ConsumeTag(http)
-			if n < 0 {
-				break
+		_ = wirefields.Each(http, func(field wirefields.Field) bool { // up to a broken field
+			if field.Num == httpIDField && field.Type == protowire.BytesType {
+				id = strings.ToValidUTF8(string(field.Value), "\uFFFD")
 			}
-			m := protowire.ConsumeFieldValue(num, typ, http[n:])
-			if m < 0 {
-				break
-			}
-			if num == httpIDField && typ == protowire.BytesType {
-				v, _ := protowire.ConsumeBytes(http[n : n+m])
-				id = strings.ToValidUTF8(string(v), "\uFFFD")
-			}
-			http = http[n+m:]
-		}
+			return true
+		})
 		return nil, true
 	})
 	return id

@@ -7,6 +7,8 @@ import (
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
 	cachev3 "github.com/envoyproxy/go-control-plane/pkg/cache/v3"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"gatehouse.dev/gatehouse/internal/wirefields"
 )
 
 // announced is what a delta client announced it holds on a new stream (its request's
@@ -31,12 +33,13 @@ func takeAnnounced(req *discovery.DeltaDiscoveryRequest) announced {
 	m := req.ProtoReflect()
 	u := m.GetUnknown()
 	entries, others := 0, 0
-	eachField(u, func(num protowire.Number, typ protowire.Type, _ []byte) {
-		if num == initialVersionsField && typ == protowire.BytesType {
+	_ = wirefields.Each(u, func(f wirefields.Field) bool {
+		if f.Num == initialVersionsField && f.Type == protowire.BytesType {
 			entries++
 		} else {
 			others++
 		}
+		return true
 	})
 	switch {
 	case entries == 0:
@@ -45,32 +48,9 @@ func takeAnnounced(req *discovery.DeltaDiscoveryRequest) announced {
 		m.SetUnknown(nil)
 		return announced(u)
 	}
-	var kept, rest []byte
-	eachField(u, func(num protowire.Number, typ protowire.Type, field []byte) {
-		if num == initialVersionsField && typ == protowire.BytesType {
-			kept = append(kept, field...)
-		} else {
-			rest = append(rest, field...)
-		}
-	})
+	kept, rest := splitAnnounced(u, nil, nil)
 	m.SetUnknown(rest)
 	return kept
-}
-
-// eachField calls f with each field of the well-formed b, tag included.
-func eachField(b []byte, f func(protowire.Number, protowire.Type, []byte)) {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return
-		}
-		l := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if l < 0 {
-			return
-		}
-		f(num, typ, b[:n+l])
-		b = b[n+l:]
-	}
 }
 
 // each calls f with every entry's name and version, in the order announced; the
@@ -95,39 +75,16 @@ func (a announced) versions() map[string]string {
 	return m
 }
 
-// mapEntryBytes decodes a map<string, string> entry: key 1, value 2, each empty when
-// absent, the last one when repeated; other fields are skipped, as proto skips them.
-// The strings must be valid UTF-8, as proto requires of them.
+// mapEntryBytes decodes a map<string, string> entry as proto does: key 1, value 2, each
+// empty when absent, the last one when repeated, other fields skipped; every string
+// must be valid UTF-8, as proto requires of them.
 func mapEntryBytes(b []byte) (key, value []byte, err error) {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil, nil, protowire.ParseError(n)
+	return wirefields.StringEntry(b, func(s []byte) error {
+		if !utf8.Valid(s) {
+			return errInvalidUTF8
 		}
-		b = b[n:]
-		if (num == 1 || num == 2) && typ == protowire.BytesType {
-			s, m := protowire.ConsumeBytes(b)
-			if m < 0 {
-				return nil, nil, protowire.ParseError(m)
-			}
-			if !utf8.Valid(s) {
-				return nil, nil, errInvalidUTF8
-			}
-			if num == 1 {
-				key = s
-			} else {
-				value = s
-			}
-			b = b[m:]
-			continue
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b)
-		if m < 0 {
-			return nil, nil, protowire.ParseError(m)
-		}
-		b = b[m:]
-	}
-	return key, value, nil
+		return nil
+	})
 }
 
 // allAnnounced compares what a client announced on a new stream with what is served

@@ -7,6 +7,8 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"gatehouse.dev/gatehouse/internal/wirefields"
 )
 
 // initialVersionsField is DeltaDiscoveryRequest.initial_resource_versions, a map of
@@ -63,23 +65,26 @@ func unmarshalDeltaRequest(b []byte, req *discovery.DeltaDiscoveryRequest, owned
 		keepAnnounced(req, kept)
 		return nil
 	}
-	kept := make([]byte, 0, end-start)
-	rest := make([]byte, 0, len(b)-(end-start))
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if num == initialVersionsField && typ == protowire.BytesType {
-			kept = append(kept, b[:n+m]...)
-		} else {
-			rest = append(rest, b[:n+m]...)
-		}
-		b = b[n+m:]
-	}
+	kept, rest := splitAnnounced(b, make([]byte, 0, end-start), make([]byte, 0, len(b)-(end-start)))
 	if err := proto.Unmarshal(rest, req); err != nil {
 		return err
 	}
 	keepAnnounced(req, kept)
 	return nil
+}
+
+// splitAnnounced appends the initial_resource_versions entries of the well-formed b to
+// kept and every other field to rest, each as it was.
+func splitAnnounced(b, kept, rest []byte) ([]byte, []byte) {
+	_ = wirefields.Each(b, func(f wirefields.Field) bool {
+		if f.Num == initialVersionsField && f.Type == protowire.BytesType {
+			kept = append(kept, f.Raw...)
+		} else {
+			rest = append(rest, f.Raw...)
+		}
+		return true
+	})
+	return kept, rest
 }
 
 // entriesOf finds the initial_resource_versions entries of the request b, checking each
@@ -88,30 +93,27 @@ func unmarshalDeltaRequest(b []byte, req *discovery.DeltaDiscoveryRequest, owned
 func entriesOf(b []byte) (start, end int, contiguous bool, err error) {
 	contiguous = true
 	other := false // a field other than an entry since the first entry
-	for at := 0; at < len(b); {
-		num, typ, n := protowire.ConsumeTag(b[at:])
-		if n < 0 {
-			return 0, 0, false, protowire.ParseError(n)
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[at+n:])
-		if m < 0 {
-			return 0, 0, false, protowire.ParseError(m)
-		}
-		if num == initialVersionsField && typ == protowire.BytesType {
-			entry, _ := protowire.ConsumeBytes(b[at+n:])
-			if _, _, err := mapEntryBytes(entry); err != nil {
-				return 0, 0, false, err
+	at := 0
+	var entryErr error
+	err = wirefields.Each(b, func(f wirefields.Field) bool {
+		if f.Num == initialVersionsField && f.Type == protowire.BytesType {
+			if _, _, entryErr = mapEntryBytes(f.Value); entryErr != nil {
+				return false
 			}
 			if end == 0 {
 				start = at
 			} else if other {
 				contiguous = false
 			}
-			end = at + n + m
+			end = at + len(f.Raw)
 		} else if end > 0 {
 			other = true
 		}
-		at += n + m
+		at += len(f.Raw)
+		return true
+	})
+	if err = errors.Join(err, entryErr); err != nil {
+		return 0, 0, false, err
 	}
 	return start, end, contiguous, nil
 }

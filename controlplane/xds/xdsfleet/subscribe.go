@@ -14,11 +14,11 @@ import (
 	hcm "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
 	tlsv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
 	discovery "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/internal/wirefields"
 )
 
 // subscriptions are what a client asks for, as its real client does: extauth every
@@ -172,15 +172,14 @@ func BackoffOf(role string) Backoff {
 // they come over VHDS) and returns the VHDS namespace it makes the client subscribe to.
 func routesWithoutVirtualHosts(b []byte) ([]string, error) {
 	var rest []byte
-	for len(b) > 0 {
-		num, _, n := protowire.ConsumeField(b)
-		if n < 0 {
-			return nil, protowire.ParseError(n)
+	err := wirefields.Each(b, func(f wirefields.Field) bool {
+		if f.Num != virtualHostsField {
+			rest = append(rest, f.Raw...)
 		}
-		if num != virtualHostsField {
-			rest = append(rest, b[:n]...)
-		}
-		b = b[n:]
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	return decode(xds.RouteType, rest)
 }
