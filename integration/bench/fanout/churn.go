@@ -12,7 +12,7 @@ type churnResult struct {
 	Duration time.Duration
 	Edits    int
 	RSS      []int64 // every second
-	// Heap is the live heap before the edits and after, once every client caught up:
+	// Heap is the live heap before the edits and after, once every client took in all:
 	// what memory flat under edits means (RSS also holds garbage not yet returned).
 	Heap [2]int64
 	Load string
@@ -52,6 +52,11 @@ func churn(ctx context.Context, p *plane, d time.Duration, version *int) (*churn
 	}
 	// Every client catches up before the next part starts.
 	if _, err := p.waitComplete(ctx, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	// Each proxy may still be taking in the last route configurations (megabytes each,
+	// one in flight per client): the heap is read once nothing has arrived for a while.
+	if err := p.waitQuiet(ctx, 2*time.Second, 3*time.Minute); err != nil {
 		return nil, err
 	}
 	if r.Heap[1], err = liveHeap(ctx, p); err != nil {

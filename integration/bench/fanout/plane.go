@@ -118,6 +118,32 @@ func (p *plane) waitComplete(ctx context.Context, limit time.Duration) ([]time.T
 	return at, nil
 }
 
+// waitQuiet waits until no client has received anything for quiet.
+func (p *plane) waitQuiet(ctx context.Context, quiet, limit time.Duration) error {
+	received := func() (n int64) {
+		for _, c := range p.all() {
+			n += c.Received()
+		}
+		return n
+	}
+	deadline := time.Now().Add(limit)
+	last, since := received(), time.Now()
+	for time.Since(since) < quiet {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("clients still receiving %s after the edits", limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if n := received(); n != last {
+			last, since = n, time.Now()
+		}
+	}
+	return nil
+}
+
 // vhds turns Settings spec.virtualHostDiscovery on or off and waits until every
 // proxy holds its virtual hosts as they are then served: each VirtualService over
 // VHDS, or none (they are back in the route configuration).
