@@ -106,6 +106,48 @@ func testLoader(t *testing.T, gatehouse string, b *abiBuilds) {
 		}
 	})
 
+	t.Run("a plugin trial-loaded ahead opens without a trial load of its own and reports as before", func(t *testing.T) {
+		// Every trial child is counted by a wrapper around the gatehouse binary.
+		count := filepath.Join(t.TempDir(), "trials")
+		wrapper := filepath.Join(t.TempDir(), "gatehouse")
+		abiWrite(t, wrapper, "#!/bin/sh\necho trial >> "+count+"\nexec "+gatehouse+" \"$@\"\n")
+		if err := os.Chmod(wrapper, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		trials := func() int {
+			data, _ := os.ReadFile(count)
+			return strings.Count(string(data), "trial\n")
+		}
+		dir := t.TempDir()
+		l := loader.NewWithOptions(dir, loader.Options{PrivateDir: t.TempDir(),
+			Trial: loader.TrialRunner{Executable: wrapper, Timeout: 3 * time.Second}})
+		fresh := loader.NewWithOptions(dir, loader.Options{PrivateDir: t.TempDir(),
+			Trial: loader.TrialRunner{Executable: gatehouse, Timeout: 3 * time.Second}})
+		// nosymbol exports Other, not Plugin: a step naming Plugin is refused, one
+		// naming Other serves. Nothing in this process opened it before.
+		install(t, b.build(t, testdataPlugin("nosymbol")), filepath.Join(dir, "nosymbol.so"))
+		if !l.TrialAhead("nosymbol.so") || trials() != 1 {
+			t.Fatalf("TrialAhead trial-loaded %d times and remembered nothing; want one trial, with Other, remembered", trials())
+		}
+		// Another symbol runs its own trial and is refused word for word as without
+		// TrialAhead.
+		_, prepared := l.Open("nosymbol.so", "Plugin")
+		_, unprepared := fresh.Open("nosymbol.so", "Plugin")
+		if prepared == nil || unprepared == nil || prepared.Error() != unprepared.Error() || trials() != 2 {
+			t.Errorf("Open(Plugin) after TrialAhead: %v (%d trials); without TrialAhead: %v", prepared, trials(), unprepared)
+		}
+		// The symbol prepared is opened with no trial child.
+		if p, err := l.Open("nosymbol.so", "Other"); err != nil || p == nil || trials() != 2 {
+			t.Errorf("Open(Other) after TrialAhead: %v, %v after %d trials; want the plugin, with no trial of its own", p, err, trials())
+		}
+		// Content opened already is not trial-loaded again, nor is a file that fails its
+		// pre-flight.
+		abiWrite(t, filepath.Join(dir, "notes.so"), "TODO: build the plugin\n")
+		if l.TrialAhead("nosymbol.so") || l.TrialAhead("notes.so") || l.TrialAhead("missing.so") || trials() != 2 {
+			t.Errorf("TrialAhead of an opened plugin, a file that is not one, or a missing file ran a trial (%d in all) or remembered one", trials())
+		}
+	})
+
 	t.Run("a Go 1.25 plugin crashes the trial child, not the caller", func(t *testing.T) {
 		so := go125(t, b)
 		findings, res := loader.TrialRunner{Executable: gatehouse}.Run(context.Background(), "go125.so", so, "Plugin", nil, false)

@@ -56,6 +56,9 @@ type Loader struct {
 	mu       sync.Mutex
 	refused  map[string]error     // by sha256: content that will never load here
 	inflight map[string]chan bool // by sha256: checks under way
+	trialled map[trialKey]bool    // trial loads that passed ahead of an Open (TrialAhead)
+
+	preparing sync.Mutex // one TrialAheadInBackground batch at a time
 
 	sums sums // content hash by file identity
 
@@ -99,7 +102,7 @@ func NewWithOptions(dir string, o Options) *Loader {
 	}
 	return &Loader{
 		dir: dir, opts: o, check: Checker{Contract: o.Contract, Trial: o.Trial},
-		refused: map[string]error{}, inflight: map[string]chan bool{},
+		refused: map[string]error{}, inflight: map[string]chan bool{}, trialled: map[trialKey]bool{},
 	}
 }
 
@@ -173,23 +176,37 @@ func (l *Loader) openContent(path, sum string, data []byte, symbol string) (*ope
 			l.mu.Unlock()
 			return nil, forFile(err, path)
 		}
-		wait, busy := l.inflight[sum]
-		if !busy {
-			l.inflight[sum] = make(chan bool)
-			l.mu.Unlock()
+		l.mu.Unlock()
+		if l.beginContent(sum) {
 			break
 		}
-		l.mu.Unlock()
-		<-wait
 	}
-	defer func() {
-		l.mu.Lock()
-		close(l.inflight[sum])
-		delete(l.inflight, sum)
-		l.mu.Unlock()
-	}()
+	defer l.endContent(sum)
 	defer l.startSpare()
 	return l.checkAndOpen(path, sum, data, symbol)
+}
+
+// beginContent takes content sum for checks, or waits until whoever holds it is done
+// and returns false (the caller looks again at what is known of it).
+func (l *Loader) beginContent(sum string) bool {
+	l.mu.Lock()
+	wait, busy := l.inflight[sum]
+	if !busy {
+		l.inflight[sum] = make(chan bool)
+		l.mu.Unlock()
+		return true
+	}
+	l.mu.Unlock()
+	<-wait
+	return false
+}
+
+// endContent lets go of content sum.
+func (l *Loader) endContent(sum string) {
+	l.mu.Lock()
+	close(l.inflight[sum])
+	delete(l.inflight, sum)
+	l.mu.Unlock()
 }
 
 // startSpare starts the next spare trial-load child, if the trial runner keeps one,

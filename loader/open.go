@@ -29,7 +29,7 @@ func (l *Loader) checkAndOpen(path, sum string, data []byte, symbol string) (*op
 	}
 	var trial []Finding
 	var res *TrialResult
-	if l.opts.TrialPassed == nil || !l.opts.TrialPassed(sum, symbol) {
+	if !l.trialPassed(sum, symbol) {
 		trial, res = l.check.Trial.Run(context.Background(), path, copyPath, symbol, nil, false)
 		trial = withExports(trial, pf)
 	}

@@ -50,6 +50,17 @@ func (w *Watcher) Snapshot() {
 	w.seen = w.scan()
 }
 
+// Files are the plugin files of the last snapshot or report, by name, sorted; not to
+// be called while Run runs.
+func (w *Watcher) Files() []string {
+	names := make([]string, 0, len(w.seen))
+	for name := range w.seen {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // Run watches until ctx ends.
 func (w *Watcher) Run(ctx context.Context) error {
 	fw, err := fsnotify.NewWatcher()

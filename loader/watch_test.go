@@ -135,3 +135,23 @@ func TestWatcherReportsARename(t *testing.T) {
 		t.Errorf("reported (-want +got):\n%s", diff)
 	}
 }
+
+// TestWatcherFilesAreThePluginFilesSeen: Files names, sorted, the .so files of the last
+// snapshot, leaving out hidden ones (a copier's staging file) and other files.
+func TestWatcherFilesAreThePluginFilesSeen(t *testing.T) {
+	exe, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range []string{"b.so", "a.so", ".staged.so", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, name), exe, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &Watcher{Dir: dir, Log: zerolog.Nop()}
+	w.Snapshot()
+	if d := cmp.Diff([]string{"a.so", "b.so"}, w.Files()); d != "" {
+		t.Errorf("Files (-want +got):\n%s", d)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -198,6 +199,12 @@ type extauth struct {
 	stopFollowing context.CancelFunc
 	// built is set once the first complete config was built.
 	built atomic.Bool
+	// watcher reports plugin files that appear or change. startFiles are the plugin
+	// files found at the start, trial-loaded once the first
+	// complete config is built (prepareOnce), off its path.
+	watcher     *loader.Watcher
+	startFiles  []string
+	prepareOnce sync.Once
 }
 
 func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
@@ -230,11 +237,22 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 	m := server.NewMetrics(promReg)
 	authz = server.NewAuthorizer(reg, log, m)
 	authz.Observe(obs)
-	return &extauth{
+	e := &extauth{
 		log: log, o: o, reg: reg, plugins: plugins, spare: spare, metrics: m, gatherer: promReg, lis: lis,
 		grpc: server.NewGRPCServer(authz, append(grpcOpts, obs.Interceptor())...), authz: authz, tracing: tr, registerer: promReg,
 		closeTelemetry: closeTelemetry,
-	}, nil
+	}
+	e.watcher = &loader.Watcher{Dir: o.pluginDir, Log: log, Changed: func(files []string) {
+		plugins.TrialAheadInBackground(files) // those no config uses yet
+		m.SetStatus(reg.RebuildPlugins(files))
+	}, Watching: func() {
+		if err := spare.Start(loader.TrialRunner{}); err != nil {
+			log.Warn().Err(err).Msg("plugin changes will start their trial-load child when they happen, which takes longer")
+		}
+	}}
+	e.watcher.Snapshot()
+	e.startFiles = e.watcher.Files()
+	return e, nil
 }
 
 // extauthBuilder builds chains with plugins. OIDC steps log through log as it is:
@@ -261,11 +279,13 @@ func (e *extauth) xdsHandle(status func([]server.Status)) func(string, map[strin
 	}
 }
 
-// configured makes the server ready, unless an apply was cut short by a stop.
+// configured makes the server ready, unless an apply was cut short by a stop; the
+// first time, it has the plugin files found at the start trial-loaded (TrialAhead).
 func (e *extauth) configured() {
 	if !e.reg.Stopped() {
 		e.built.Store(true)
 		e.authz.Configured()
+		e.prepareOnce.Do(func() { e.plugins.TrialAheadInBackground(e.startFiles) })
 	}
 }
 
@@ -300,12 +320,7 @@ func (e *extauth) serve(ctx context.Context, g *errgroup.Group) {
 		return nil
 	})
 	g.Go(func() error { e.reg.RetryRejectedEvery(ctx, server.RetryInterval, e.metrics.SetStatus); return nil })
-	w := &loader.Watcher{Dir: e.o.pluginDir, Log: e.log, Changed: func(files []string) { e.metrics.SetStatus(e.reg.RebuildPlugins(files)) }, Watching: func() {
-		if err := e.spare.Start(loader.TrialRunner{}); err != nil {
-			e.log.Warn().Err(err).Msg("plugin changes will start their trial-load child when they happen, which takes longer")
-		}
-	}}
-	w.Snapshot()
+	w := e.watcher
 	g.Go(func() error {
 		if err := w.Run(ctx); err != nil {
 			e.log.Error().Err(err).Msg("plugin files will not be reloaded without a restart")
