@@ -3,7 +3,9 @@ package loader
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -52,14 +54,7 @@ func (w *Watcher) Snapshot() {
 
 // Files are the plugin files of the last snapshot or report, by name, sorted; not to
 // be called while Run runs.
-func (w *Watcher) Files() []string {
-	names := make([]string, 0, len(w.seen))
-	for name := range w.seen {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
+func (w *Watcher) Files() []string { return slices.Sorted(maps.Keys(w.seen)) }
 
 // Run watches until ctx ends.
 func (w *Watcher) Run(ctx context.Context) error {
