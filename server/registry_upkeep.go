@@ -29,6 +29,15 @@ func (r *Registry) RebuildPlugins(files []string) []Status {
 	return r.Rebuild(func(cfg *extauthv1.ExtAuthConfig) bool { return UsesPluginFile(cfg, files) })
 }
 
+// UnusedPluginFiles are those of files that no config given names in a plugin step.
+func (r *Registry) UnusedPluginFiles(files []string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.DeleteFunc(slices.Clone(files), func(file string) bool {
+		return slices.ContainsFunc(r.wanted, func(cfg *extauthv1.ExtAuthConfig) bool { return UsesPluginFile(cfg, []string{file}) })
+	})
+}
+
 // RetryRejectedEvery runs RetryRejected every interval while a config is Rejected, and
 // hands report what it returns, until ctx ends.
 func (r *Registry) RetryRejectedEvery(ctx context.Context, interval time.Duration, report func([]Status)) {

@@ -1,7 +1,12 @@
 package server_test
 
 import (
+	"errors"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	"gatehouse.dev/gatehouse/server"
@@ -29,5 +34,20 @@ func TestUsesPluginFile(t *testing.T) {
 	}
 	if server.UsesPluginFile(&extauthv1.ExtAuthConfig{}, []string{"a.so"}) {
 		t.Error("a config without plugin steps uses a plugin file")
+	}
+}
+
+// The plugin files trial-loaded ahead of use are those no config given names, built or
+// not (a config whose build failed still names its file).
+func TestUnusedPluginFiles(t *testing.T) {
+	f := newFakeBuilds()
+	reg := server.NewRegistry(f.build, zerolog.Nop())
+	f.fail("ns.b", errors.New("plugin file missing"))
+	b := cfg("ns.b", time.Second)
+	b.Steps[0].GetPluginAuth().PluginFileName = "b.so"
+	reg.Apply(cfgs(cfg("ns.a", time.Second), b), nil) // ns.a names p.so
+	got := reg.UnusedPluginFiles([]string{"new.so", "p.so", "b.so", "other.so"})
+	if d := cmp.Diff([]string{"new.so", "other.so"}, got); d != "" {
+		t.Errorf("unused (-want +got):\n%s", d)
 	}
 }

@@ -243,7 +243,8 @@ func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
 		closeTelemetry: closeTelemetry,
 	}
 	e.watcher = &loader.Watcher{Dir: o.pluginDir, Log: log, Changed: func(files []string) {
-		plugins.TrialAheadInBackground(files) // those no config uses yet
+		// Those no config uses yet are trial-loaded ahead; the others are opened now.
+		go func() { plugins.TrialAheadInBackground(reg.UnusedPluginFiles(files)) }()
 		m.SetStatus(reg.RebuildPlugins(files))
 	}, Watching: func() {
 		if err := spare.Start(loader.TrialRunner{}); err != nil {
