@@ -11,7 +11,8 @@ import (
 // TrialAhead runs the slow part of opening file's current content, its trial load in a
 // child, ahead of the first config that names it, so that config waits only for the
 // pre-flight and plugin.Open. extauth does so for every plugin file it finds once its
-// first config is built, and for every file that appears or changes.
+// first config is built, and for every file that appears or changes while no config
+// names it.
 //
 // The trial is run with the symbol a config would most likely name: Plugin when the
 // plugin exports it, or else its only export. A pass is remembered for that content
