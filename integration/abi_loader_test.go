@@ -140,11 +140,31 @@ func testLoader(t *testing.T, gatehouse string, b *abiBuilds) {
 		if p, err := l.Open("nosymbol.so", "Other"); err != nil || p == nil || trials() != 2 {
 			t.Errorf("Open(Other) after TrialAhead: %v, %v after %d trials; want the plugin, with no trial of its own", p, err, trials())
 		}
+		// A trial that fails ahead of use serves the next Open of that symbol, as its own
+		// trial would have: the same refusal, and no second child (a hang would cost two
+		// timeouts). The Open after that runs its own, as a refusal that is not for good
+		// is not remembered.
+		for _, name := range []string{"nonpointer", "inithang"} {
+			install(t, b.build(t, testdataPlugin(name)), filepath.Join(dir, name+".so"))
+			before := trials()
+			if l.TrialAhead(name+".so") || trials() != before+1 {
+				t.Fatalf("%s: TrialAhead passed, or ran %d trials; want one that fails", name, trials()-before)
+			}
+			_, prepared := l.Open(name+".so", "Plugin")
+			_, unprepared := fresh.Open(name+".so", "Plugin")
+			if prepared == nil || unprepared == nil || prepared.Error() != unprepared.Error() || trials() != before+1 {
+				t.Errorf("%s: Open after a failed TrialAhead: %v (%d trials in all); without it: %v", name, prepared, trials()-before, unprepared)
+			}
+			if _, again := l.Open(name+".so", "Plugin"); again == nil || trials() != before+2 {
+				t.Errorf("%s: a second Open: %v after %d trials; want its own trial, refused", name, again, trials()-before)
+			}
+		}
 		// Content opened already is not trial-loaded again, nor is a file that fails its
 		// pre-flight.
 		abiWrite(t, filepath.Join(dir, "notes.so"), "TODO: build the plugin\n")
-		if l.TrialAhead("nosymbol.so") || l.TrialAhead("notes.so") || l.TrialAhead("missing.so") || trials() != 2 {
-			t.Errorf("TrialAhead of an opened plugin, a file that is not one, or a missing file ran a trial (%d in all) or remembered one", trials())
+		n := trials()
+		if l.TrialAhead("nosymbol.so") || l.TrialAhead("notes.so") || l.TrialAhead("missing.so") || trials() != n {
+			t.Errorf("TrialAhead of an opened plugin, a file that is not one, or a missing file ran a trial (%d) or remembered one", trials()-n)
 		}
 	})
 

@@ -57,6 +57,8 @@ type Loader struct {
 	refused  map[string]error     // by sha256: content that will never load here
 	inflight map[string]chan bool // by sha256: checks under way
 	trialled map[trialKey]bool    // trial loads that passed ahead of an Open (TrialAhead)
+	// failedAhead are trial loads that failed ahead of an Open, each for the next Open.
+	failedAhead map[trialKey]trialOutcomeOf
 
 	preparing sync.Mutex // one TrialAheadInBackground batch at a time
 
@@ -102,7 +104,7 @@ func NewWithOptions(dir string, o Options) *Loader {
 	}
 	return &Loader{
 		dir: dir, opts: o, check: Checker{Contract: o.Contract, Trial: o.Trial},
-		refused: map[string]error{}, inflight: map[string]chan bool{}, trialled: map[trialKey]bool{},
+		refused: map[string]error{}, inflight: map[string]chan bool{}, trialled: map[trialKey]bool{}, failedAhead: map[trialKey]trialOutcomeOf{},
 	}
 }
 

@@ -30,7 +30,11 @@ func (l *Loader) checkAndOpen(path, sum string, data []byte, symbol string) (*op
 	var trial []Finding
 	var res *TrialResult
 	if !l.trialPassed(sum, symbol) {
-		trial, res = l.check.Trial.Run(context.Background(), path, copyPath, symbol, nil, false)
+		if ahead, ok := l.takeFailedAhead(path, sum, symbol); ok {
+			trial, res = ahead.findings, ahead.res
+		} else {
+			trial, res = l.check.Trial.Run(context.Background(), path, copyPath, symbol, nil, false)
+		}
 		trial = withExports(trial, pf)
 	}
 	if len(Errors(trial)) > 0 {

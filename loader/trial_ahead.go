@@ -16,10 +16,13 @@ import (
 //
 // The trial is run with the symbol a config would most likely name: Plugin when the
 // plugin exports it, or else its only export. A pass is remembered for that content
-// and symbol; Open of another symbol runs its own trial as before. TrialAhead opens
-// nothing in this process and remembers no refusal, so whatever it finds, what Open
-// later does and reports is what it would have done and reported without it. It
-// returns whether a trial passed and was remembered.
+// and symbol; Open of another symbol runs its own trial as before. A trial that fails
+// is handed, once, to the next Open of that content and symbol, which reports it as the
+// result of its own trial rather than running the same trial again (a plugin whose
+// init hangs would otherwise cost two timeouts). TrialAhead opens nothing in this
+// process and remembers no refusal of its own, so whatever it finds, what Open later
+// does and reports is what it would have done and reported without it. It returns
+// whether a trial passed and was remembered.
 func (l *Loader) TrialAhead(file string) bool {
 	path, err := l.Path(file)
 	if err != nil {
@@ -52,9 +55,12 @@ func (l *Loader) TrialAhead(file string) bool {
 	if symbol == "" || l.trialPassed(sum, symbol) {
 		return false
 	}
-	trial, _ := l.check.Trial.Run(context.Background(), path, copyPath, symbol, nil, false)
+	trial, res := l.check.Trial.Run(context.Background(), path, copyPath, symbol, nil, false)
 	l.startSpare() // the trial took the spare child, if there was one
 	if len(Errors(trial)) > 0 {
+		l.mu.Lock()
+		l.failedAhead[trialKey{sum, symbol}] = trialOutcomeOf{path, trial, res}
+		l.mu.Unlock()
 		return false
 	}
 	l.mu.Lock()
@@ -76,6 +82,24 @@ func likelySymbol(exports []string) string {
 
 // trialKey is content (sha256) trial-loaded with a symbol.
 type trialKey struct{ sum, symbol string }
+
+// trialOutcomeOf is what a trial load ahead of use found, when it failed: its
+// findings name path.
+type trialOutcomeOf struct {
+	path     string
+	findings []Finding
+	res      *TrialResult
+}
+
+// takeFailedAhead is the failed trial of content sum with symbol run ahead of use for
+// path, if any, taken so that it serves one Open.
+func (l *Loader) takeFailedAhead(path, sum, symbol string) (trialOutcomeOf, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	o, ok := l.failedAhead[trialKey{sum, symbol}]
+	delete(l.failedAhead, trialKey{sum, symbol})
+	return o, ok && o.path == path
+}
 
 // trialPassed says whether content sum is known to pass its trial load with symbol:
 // run ahead here (TrialAhead), or checked by the caller (Options.TrialPassed).
