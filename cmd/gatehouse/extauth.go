@@ -200,11 +200,11 @@ type extauth struct {
 	// built is set once the first complete config was built.
 	built atomic.Bool
 	// watcher reports plugin files that appear or change. startFiles are the plugin
-	// files found at the start, trial-loaded once the first
-	// complete config is built (prepareOnce), off its path.
-	watcher     *loader.Watcher
-	startFiles  []string
-	prepareOnce sync.Once
+	// files found at the start, trial-loaded once the first complete config is built
+	// (trialAheadOnce), off its path.
+	watcher        *loader.Watcher
+	startFiles     []string
+	trialAheadOnce sync.Once
 }
 
 func newExtauth(log zerolog.Logger, o extauthOptions) (*extauth, error) {
@@ -286,7 +286,7 @@ func (e *extauth) configured() {
 	if !e.reg.Stopped() {
 		e.built.Store(true)
 		e.authz.Configured()
-		e.prepareOnce.Do(func() { e.plugins.TrialAheadInBackground(e.startFiles) })
+		e.trialAheadOnce.Do(func() { e.plugins.TrialAheadInBackground(e.startFiles) })
 	}
 }
 

@@ -22,19 +22,8 @@ import (
 func TestAnnouncedIsComparedAsTheMapIs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const typ = EndpointType
-	ds := newDeltaSet(typ, "p-", nil)
 	name := func(i int) string { return fmt.Sprintf("bench.svc-%05d", i) }
-	upsert := map[string]wireResource{}
-	for i := range 30 {
-		sv, err := newServed(typ, name(i), endpoints(name(i), 9000+i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		upsert[name(i)] = sv.wireResource()
-	}
-	if err := ds.update(upsert, nil); err != nil {
-		t.Fatal(err)
-	}
+	ds, _ := servedEndpointSet(t, typ, 30)
 	answered, twiceSeen := map[string]int{}, 0
 	for run := range 2000 {
 		var sub cachev3.Subscription
@@ -127,19 +116,7 @@ func appendEntry(b []byte, name, version string) []byte {
 // entry by entry, which finds it.
 func TestAnnouncedDigestSparesTheComparison(t *testing.T) {
 	const typ = ClusterType
-	ds := newDeltaSet(typ, "p-", nil)
-	upsert := map[string]wireResource{}
-	for i := range 50 {
-		n := fmt.Sprintf("bench.svc-%05d", i)
-		sv, err := newServed(typ, n, endpoints(n, 9000+i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		upsert[n] = sv.wireResource()
-	}
-	if err := ds.update(upsert, nil); err != nil {
-		t.Fatal(err)
-	}
+	ds, _ := servedEndpointSet(t, typ, 50)
 	wildcard := stream.NewDeltaSubscription([]string{"*"}, nil, nil, false)
 	announce := func(edit func(map[string]string)) announced {
 		held := map[string]string{}
@@ -176,4 +153,24 @@ func TestAnnouncedDigestSparesTheComparison(t *testing.T) {
 			}
 		})
 	}
+}
+
+// servedEndpointSet is a delta set of typ serving n resources named bench.svc-00000 on
+// (each a ClusterLoadAssignment, whatever typ is), and what it was handed.
+func servedEndpointSet(t *testing.T, typ string, n int) (*deltaSet, map[string]wireResource) {
+	t.Helper()
+	ds := newDeltaSet(typ, "p-", nil)
+	upsert := map[string]wireResource{}
+	for i := range n {
+		name := fmt.Sprintf("bench.svc-%05d", i)
+		sv, err := newServed(typ, name, endpoints(name, 9000+i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		upsert[name] = sv.wireResource()
+	}
+	if err := ds.update(upsert, nil); err != nil {
+		t.Fatal(err)
+	}
+	return ds, upsert
 }

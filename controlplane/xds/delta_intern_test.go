@@ -1,7 +1,6 @@
 package xds
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -20,19 +19,7 @@ import (
 // sent again. The names they subscribed to are kept in strings of the name set.
 func TestInternKeepsWhatClientsHold(t *testing.T) {
 	const typ = EndpointType
-	ds := newDeltaSet(typ, "p-", nil)
-	upsert := map[string]wireResource{}
-	for i := range 20 {
-		name := fmt.Sprintf("bench.svc-%05d", i)
-		sv, err := newServed(typ, name, endpoints(name, 9000+i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		upsert[name] = sv.wireResource()
-	}
-	if err := ds.update(upsert, nil); err != nil {
-		t.Fatal(err)
-	}
+	ds, upsert := servedEndpointSet(t, typ, 20)
 	own := func(s string) string { return strings.Clone(s) } // a client's copy
 	stale := "bench.svc-00003"
 	for _, tc := range []struct {
