@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -51,13 +50,16 @@ type Registry struct {
 	entries map[string]*entry
 	// status is the sorted status of the last Apply; it is read without mu, so the
 	// status endpoint answers while a build (a trial load of up to its timeout) runs.
-	status atomic.Pointer[[]Status]
+	// statusByID is the same by id, for the next Apply (under mu; never modified).
+	status     atomic.Pointer[[]Status]
+	statusByID map[string]Status
 	// wanted is the last config given for each id, built or not, and translated is
 	// the translation errors given, so Rebuild can retry exactly the latest input.
 	wanted     []*extauthv1.ExtAuthConfig
 	translated map[string]error
-	serving    atomic.Pointer[map[string]*chain.Chain]
-	source     atomic.Pointer[sourceProblem]
+	// serving is what Lookup reads: a map of entries never modified once stored.
+	serving atomic.Pointer[map[string]*entry]
+	source  atomic.Pointer[sourceProblem]
 	// failed is, by id, the config whose last build failed. Apply does not build it
 	// again while it is given unchanged (a provider that never answers would hold up
 	// every unrelated change); RetryRejected does, off the lock.
@@ -91,15 +93,18 @@ func NewRegistry(build BuildFunc, log zerolog.Logger) *Registry {
 	r.applied = make(chan struct{})
 	published := make(chan struct{})
 	r.published.Store(&published)
-	r.serving.Store(&map[string]*chain.Chain{})
+	r.serving.Store(&map[string]*entry{})
 	r.status.Store(&[]Status{})
 	return r
 }
 
 // Lookup returns the chain serving config_id id.
 func (r *Registry) Lookup(id string) (*chain.Chain, bool) {
-	c, ok := (*r.serving.Load())[id]
-	return c, ok
+	e, ok := (*r.serving.Load())[id]
+	if !ok {
+		return nil, false
+	}
+	return e.chain, true
 }
 
 // Apply makes cfgs the full set of configs. Configs already serving unchanged are kept
@@ -131,10 +136,7 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 		before[cfg.GetConfigId()] = cfg
 	}
 	status := make(map[string]Status, len(cfgs)+len(rejected))
-	previous := map[string]Status{}
-	for _, st := range *r.status.Load() {
-		previous[st.ID] = st
-	}
+	previous := r.statusByID
 	for id, err := range rejected {
 		if old, ok := r.entries[id]; ok {
 			next[id] = old
@@ -239,11 +241,17 @@ func (r *Registry) apply(cfgs []*extauthv1.ExtAuthConfig, rejected map[string]er
 			delete(r.failed, id) // removed
 		}
 	}
-	sorted := sortedStatus(status)
 	r.entries = next
-	r.status.Store(&sorted)
+	r.setStatus(status)
 	r.wanted, r.translated = cfgs, rejected
-	return slices.Clone(sorted)
+	return slices.Clone(*r.status.Load())
+}
+
+// setStatus makes status the registry's (it is kept, never modified). Caller holds mu.
+func (r *Registry) setStatus(status map[string]Status) {
+	sorted := sortedStatus(*r.status.Load(), r.statusByID, status)
+	r.status.Store(&sorted)
+	r.statusByID = status
 }
 
 // Rebuild builds again the configs that selects picks (for instance because a plugin
@@ -271,9 +279,9 @@ func (r *Registry) RetryRejected() []Status {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	status := map[string]Status{}
-	for _, st := range *r.status.Load() {
-		status[st.ID] = st
+	status := maps.Clone(r.statusByID)
+	if status == nil {
+		status = map[string]Status{}
 	}
 	next := maps.Clone(r.entries)
 	for _, res := range results {
@@ -303,34 +311,26 @@ func (r *Registry) RetryRejected() []Status {
 	}
 	r.entries = next
 	r.publish(next)
-	sorted := sortedStatus(status)
-	r.status.Store(&sorted)
-	return slices.Clone(sorted)
+	r.setStatus(status)
+	return slices.Clone(*r.status.Load())
 }
 
-// publish serves the chains of entries, and nothing else.
+// publish serves the chains of entries, and nothing else. entries is kept: the caller
+// does not modify it afterwards.
 func (r *Registry) publish(entries map[string]*entry) {
-	chains := make(map[string]*chain.Chain, len(entries))
-	for id, e := range entries {
-		chains[id] = e.chain
-	}
 	r.publishMu.Lock()
-	r.serving.Store(&chains)
+	r.serving.Store(&entries)
 	r.announce()
 	r.publishMu.Unlock()
 }
 
-// serveOne serves c as config_id id beside what serves.
-func (r *Registry) serveOne(id string, c *chain.Chain) {
+// serveOne serves e as config_id id beside what serves.
+func (r *Registry) serveOne(id string, e *entry) {
 	r.publishMu.Lock()
 	defer r.publishMu.Unlock()
-	cur := *r.serving.Load()
-	chains := make(map[string]*chain.Chain, len(cur)+1)
-	for k, v := range cur {
-		chains[k] = v
-	}
-	chains[id] = c
-	r.serving.Store(&chains)
+	next := maps.Clone(*r.serving.Load())
+	next[id] = e
+	r.serving.Store(&next)
 	r.announce()
 }
 
@@ -370,12 +370,31 @@ func (r *Registry) Statuses() []Status {
 	return out
 }
 
-func sortedStatus(status map[string]Status) []Status {
-	out := make([]Status, 0, len(status))
-	for _, s := range status {
-		out = append(out, s)
+// sortedStatus is the statuses of status sorted by id, given prev, the last result, and
+// prevByID, the map it was made from.
+func sortedStatus(prev []Status, prevByID, status map[string]Status) []Status {
+	// The ids rarely change from one Apply to the next: prev's order is kept, and only
+	// the new ids are sorted and merged in.
+	var added []string
+	for id := range status {
+		if _, ok := prevByID[id]; !ok {
+			added = append(added, id)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	slices.Sort(added)
+	out := make([]Status, 0, len(status))
+	for _, p := range prev {
+		for len(added) > 0 && added[0] < p.ID {
+			out = append(out, status[added[0]])
+			added = added[1:]
+		}
+		if st, ok := status[p.ID]; ok {
+			out = append(out, st)
+		}
+	}
+	for _, id := range added {
+		out = append(out, status[id])
+	}
 	return out
 }
 
@@ -388,5 +407,5 @@ func (r *Registry) Close() {
 		e.cancel()
 	}
 	r.entries = map[string]*entry{}
-	r.serving.Store(&map[string]*chain.Chain{})
+	r.serving.Store(&map[string]*entry{})
 }

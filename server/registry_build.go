@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"maps"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	"gatehouse.dev/gatehouse/server/chain"
@@ -69,13 +70,31 @@ type built struct {
 // buildAll builds cfgs at once, each in its own goroutine, and serves each chain as
 // soon as it is built (on top of base, what serves meanwhile), so that a slow build
 // (a provider that does not answer) delays no other config's. It returns when all are
-// done, in the order of cfgs.
+// done, in the order of cfgs. A lone build is left for the caller to serve.
 func (r *Registry) buildAll(cfgs []*extauthv1.ExtAuthConfig, base map[string]*entry) []built {
 	if len(cfgs) == 0 {
 		return nil
 	}
-	r.publish(base)
-	return r.buildEach(cfgs, func(id string, c *chain.Chain) { r.serveOne(id, c) })
+	if !sameEntries(base, *r.serving.Load()) {
+		r.publish(maps.Clone(base)) // the caller goes on filling base
+	}
+	if len(cfgs) == 1 {
+		return r.buildEach(cfgs, nil) // the caller publishes it as soon as it is built
+	}
+	return r.buildEach(cfgs, func(id string, e *entry) { r.serveOne(id, e) })
+}
+
+// sameEntries says whether a and b hold the very same entries.
+func sameEntries(a, b map[string]*entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for id, e := range a {
+		if b[id] != e {
+			return false
+		}
+	}
+	return true
 }
 
 // buildEach builds cfgs, at most MaxParallelBuilds at once, calling done (when not
@@ -86,7 +105,7 @@ func (r *Registry) buildAll(cfgs []*extauthv1.ExtAuthConfig, base map[string]*en
 // Once Stop is called it returns without waiting for the builds under way (a plugin
 // load cannot be interrupted), each of them and those not started failing with
 // ErrStopping.
-func (r *Registry) buildEach(cfgs []*extauthv1.ExtAuthConfig, done func(id string, c *chain.Chain)) []built {
+func (r *Registry) buildEach(cfgs []*extauthv1.ExtAuthConfig, done func(id string, e *entry)) []built {
 	out := make([]built, len(cfgs))
 	var groups [][]int
 	byFile := map[string]int{}
@@ -122,7 +141,7 @@ func (r *Registry) buildEach(cfgs []*extauthv1.ExtAuthConfig, done func(id strin
 				cfg := cfgs[i]
 				e, err := r.buildEntry(cfg)
 				if err == nil && done != nil && !r.Stopped() {
-					done(cfg.GetConfigId(), e.chain)
+					done(cfg.GetConfigId(), e)
 				}
 				results <- result{i, built{cfg: cfg, entry: e, err: err}}
 			}
