@@ -12,10 +12,13 @@ import (
 
 // Saver writes the latest serving set to a File in the background, at most once per
 // Interval, so a burst of edits costs one write and a run never waits for the disk.
+// The first write after a quiet spell waits Settle, so it does not take the CPU from
+// the change while the clients are still being sent it.
 type Saver struct {
 	File     *File
 	Log      zerolog.Logger
 	Interval time.Duration // default 1s
+	Settle   time.Duration // default DefaultSettle
 
 	writing sync.Mutex // one write at a time, so the latest set is written last
 	mu      sync.Mutex
@@ -24,6 +27,10 @@ type Saver struct {
 	wake    chan struct{}
 	failing bool // the last write failed (logged once until one succeeds)
 }
+
+// DefaultSettle is Saver.Settle's default: past the time a change takes to reach
+// every client, and short beside Interval.
+const DefaultSettle = 250 * time.Millisecond
 
 // Offer hands the Saver the serving versions after a run; they are shared and never
 // modified, so the Saver keeps the slice as it is.
@@ -47,6 +54,10 @@ func (s *Saver) Run(ctx context.Context) {
 	if interval <= 0 {
 		interval = time.Second
 	}
+	settle := s.Settle
+	if settle <= 0 {
+		settle = DefaultSettle
+	}
 	s.mu.Lock()
 	if s.wake == nil {
 		s.wake = make(chan struct{}, 1)
@@ -59,6 +70,12 @@ func (s *Saver) Run(ctx context.Context) {
 			s.Flush()
 			return
 		case <-wake:
+		}
+		select {
+		case <-ctx.Done():
+			s.Flush()
+			return
+		case <-time.After(settle):
 		}
 		s.Flush()
 		select {
