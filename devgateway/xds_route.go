@@ -24,6 +24,10 @@ type routeSpec struct {
 	// vhds: the configuration's virtual hosts also come as VirtualHost resources
 	// (VHDS) named name/<virtual host name>, merged with the inline ones.
 	vhds bool
+	// level is the wire form of the configuration's fields other than its virtual
+	// hosts when it was parsed with the memo (parseRouteConfigMemo), "" otherwise: two
+	// specs of one level build each virtual host alike, so vhosts may reuse a build.
+	level string
 }
 
 type vhostSpec struct {
@@ -32,6 +36,24 @@ type vhostSpec struct {
 	removeHd  []string
 	perFilter map[string]*perFilter
 	routes    []*routeSpecEntry
+	// wire is its wire form, its key in a vhostMemo ("" when not in one).
+	wire string
+	// built is its last build by vhosts, for a configuration's level; set and read
+	// under the Proxy's lock.
+	built *builtVhost
+}
+
+// builtVhost is a virtual host built for a listener's filters (vhostBuild).
+type builtVhost struct {
+	by vhostBuild
+	v  *vhost
+}
+
+// vhostBuild is what a virtual host's build depends on besides its spec: the route
+// configuration's level and the filter chain's ext_authz name and option filters.
+type vhostBuild struct {
+	level, authz string
+	opts         optionFilters
 }
 
 type routeSpecEntry struct {
@@ -217,8 +239,16 @@ func (s *routeSpec) vhosts(authzName string, opts optionFilters) []*vhost {
 	if opts.jwt != nil {
 		jwtName = opts.jwt.name
 	}
+	by := vhostBuild{level: s.level, authz: authzName, opts: opts}
 	for _, vs := range s.hosts {
+		if b := vs.built; s.level != "" && b != nil && b.by == by {
+			out = append(out, b.v)
+			continue
+		}
 		v := &vhost{name: vs.name, domains: vs.domains}
+		if s.level != "" {
+			vs.built = &builtVhost{by: by, v: v}
+		}
 		for _, e := range vs.routes {
 			rt := e.route
 			rt.authz = true

@@ -46,6 +46,7 @@ func parseRouteConfigMemo(a *anypb.Any, n string, memo, next vhostMemo) (s *rout
 	}
 	var pr problems
 	s = parseRouteConfig(rc, "", &pr) // no virtual hosts: the configuration's own fields
+	s.level = string(rest)
 	domains := map[string]string{}
 	for _, raw := range hosts {
 		v, hit := memo[string(raw)]
@@ -64,8 +65,9 @@ func parseRouteConfigMemo(a *anypb.Any, n string, memo, next vhostMemo) (s *rout
 			if v = parseVhost(vh, "", domains, &pr); len(pr) > 0 {
 				return nil, false
 			}
+			v.wire = string(raw)
 		}
-		next[string(raw)] = v
+		next[v.wire] = v
 		s.hosts = append(s.hosts, v)
 	}
 	if len(pr) > 0 {

@@ -8,6 +8,7 @@ import (
 	routev3 "github.com/envoyproxy/go-control-plane/envoy/config/route/v3"
 	extauthzv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ext_authz/v3"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 )
@@ -56,12 +57,19 @@ func fullParse(t *testing.T, a *anypb.Any) (*routeSpec, problems) {
 	return parseRouteConfig(rc, "", &pr), pr
 }
 
+// memoBookkeeping leaves out what only the memo sets: a spec's wire form and level,
+// and the builds it keeps.
+var memoBookkeeping = cmp.Options{
+	cmpopts.IgnoreFields(routeSpec{}, "level"),
+	cmpopts.IgnoreFields(vhostSpec{}, "wire", "built"),
+}
+
 // TestMemoParsesLikeTheWhole: a route configuration parsed with the virtual hosts of
 // the last one reused is the one parsed whole, before and after an edit, an addition
 // and a removal; only the changed virtual hosts are parsed again; and anything with a
 // problem is left to the whole parse, which says what it is.
 func TestMemoParsesLikeTheWhole(t *testing.T) {
-	same := cmp.Exporter(func(reflect.Type) bool { return true })
+	same := cmp.Options{cmp.Exporter(func(reflect.Type) bool { return true }), memoBookkeeping}
 	memo := vhostMemo{}
 	first := memoRouteConfig(t, 20, "/")
 	for _, step := range []struct {
@@ -111,5 +119,52 @@ func TestMemoParsesLikeTheWhole(t *testing.T) {
 	}
 	if _, ok := parseRouteConfigMemo(first, "https", memo, vhostMemo{}); ok {
 		t.Error("a route configuration under another name: the memo parse took it")
+	}
+}
+
+// TestBuildsOfReusedVirtualHostsAreReused: the virtual hosts built for a listener from
+// a configuration parsed with the memo are those built from the whole parse, and a
+// virtual host whose spec and context are unchanged is not built again; another
+// ext_authz name or an edited virtual host is.
+func TestBuildsOfReusedVirtualHostsAreReused(t *testing.T) {
+	same := cmp.Options{cmp.Exporter(func(reflect.Type) bool { return true }), memoBookkeeping}
+	build := func(a *anypb.Any, memo vhostMemo, authz string) (got, want []*vhost, next vhostMemo) {
+		t.Helper()
+		next = vhostMemo{}
+		s, ok := parseRouteConfigMemo(a, "http", memo, next)
+		whole, pr := fullParse(t, a)
+		if !ok || len(pr) > 0 {
+			t.Fatalf("memo ok %v, whole parse's problems %v", ok, pr)
+		}
+		got, want = s.vhosts(authz, optionFilters{}), whole.vhosts(authz, optionFilters{})
+		if d := cmp.Diff(want, got, same); d != "" {
+			t.Fatalf("built from the memo parse differs from the whole parse (-whole +memo):\n%s", d)
+		}
+		return got, want, next
+	}
+	reusedOf := func(before, after []*vhost) int {
+		n := 0
+		for _, v := range after {
+			for _, old := range before {
+				if v == old {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	memo := vhostMemo{}
+	first, _, memo := build(memoRouteConfig(t, 20, "/"), memo, "envoy.filters.http.ext_authz")
+	again, _, memo := build(memoRouteConfig(t, 20, "/"), memo, "envoy.filters.http.ext_authz")
+	if n := reusedOf(first, again); n != 20 {
+		t.Errorf("unchanged: %d of 20 builds reused", n)
+	}
+	edited, _, memo := build(memoRouteConfig(t, 20, "/v2"), memo, "envoy.filters.http.ext_authz")
+	if n := reusedOf(again, edited); n != 19 {
+		t.Errorf("first route edited: %d builds reused, want 19", n)
+	}
+	other, _, _ := build(memoRouteConfig(t, 20, "/v2"), memo, "other")
+	if n := reusedOf(edited, other); n != 0 {
+		t.Errorf("another ext_authz name: %d builds reused, want 0", n)
 	}
 }
