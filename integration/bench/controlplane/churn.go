@@ -38,7 +38,7 @@ func (e *Editor) churn(ctx context.Context, rate int, d time.Duration) (*churnRe
 		if err != nil {
 			return err
 		}
-		heap, err := benchkit.Metric(ctx, "http://"+e.CP.admin+"/metrics", "go_memstats_heap_inuse_bytes")
+		heap, err := e.CP.metric(ctx, "go_memstats_heap_inuse_bytes")
 		if err != nil {
 			return err
 		}

@@ -26,6 +26,9 @@ type EditSeries struct {
 	OtherCPU float64
 }
 
+// publishSeconds is the control plane's metric of its time in xds.Server.Publish so far.
+const publishSeconds = "gatehouse_xds_publish_seconds_sum"
+
 // Editor makes edits to the resources of a running control plane; v numbers them so
 // that every edit changes its resource.
 type Editor struct {
@@ -52,7 +55,7 @@ func (e *Editor) service(j int) int { return (j*7919 + 13) % e.N }
 // the file is rewritten to its new version arriving.
 func (e *Editor) Measure(ctx context.Context, k Kind, count int) (EditSeries, error) {
 	s := EditSeries{Kind: k}
-	before, err := e.publishSeconds(ctx)
+	before, err := e.CP.metric(ctx, publishSeconds)
 	if err != nil {
 		return s, err
 	}
@@ -83,15 +86,10 @@ func (e *Editor) Measure(ctx context.Context, k Kind, count int) (EditSeries, er
 		return s, err
 	}
 	s.OtherCPU, s.CPU = others, used[0]/time.Duration(count)
-	after, err := e.publishSeconds(ctx)
+	after, err := e.CP.metric(ctx, publishSeconds)
 	if err != nil {
 		return s, err
 	}
 	s.Publish = time.Duration((after - before) / float64(count) * float64(time.Second))
 	return s, nil
-}
-
-// publishSeconds is the control plane's time in xds.Server.Publish so far.
-func (e *Editor) publishSeconds(ctx context.Context) (float64, error) {
-	return benchkit.Metric(ctx, "http://"+e.CP.admin+"/metrics", "gatehouse_xds_publish_seconds_sum")
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gatehouse.dev/gatehouse/controlplane/translate"
 	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 )
 
 // The control-plane section's resources: n VirtualServices (two routes each, /open
@@ -28,8 +30,7 @@ var Kinds = []Kind{KindAuthConfig, KindUpstream, KindVirtualService}
 
 // file is where service i's resource of kind k lives.
 func (k Kind) file(dir string, i int) string {
-	prefix := map[Kind]string{KindAuthConfig: "authconfig", KindUpstream: "upstream", KindVirtualService: "virtualservice"}[k]
-	return filepath.Join(dir, fmt.Sprintf("%s-%05d.yaml", prefix, i))
+	return filepath.Join(dir, fmt.Sprintf("%s-%05d.yaml", strings.ToLower(string(k)), i))
 }
 
 // yaml is service i's resource of kind k; v varies its content (0 at first, then the
@@ -132,6 +133,14 @@ spec:
       - addr: 127.0.0.1
         port: 8083
 `
+
+// WriteServices fills base/resources with n services' resources, saying so as
+// section, and returns that folder.
+func WriteServices(section, base string, n int) (string, error) {
+	dir := filepath.Join(base, "resources")
+	benchkit.Progress("%s: writing %d VirtualServices, Upstreams and AuthConfigs to %s", section, n, dir)
+	return dir, WriteResources(dir, n)
+}
 
 // WriteResources fills dir with n services' resources.
 func WriteResources(dir string, n int) error {

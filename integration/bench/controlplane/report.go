@@ -86,8 +86,8 @@ func (c *cpResult) markdown(measured string) string {
 		}
 	}
 	benchkit.Fold(&b, "Edits of each kind, per size", e.String())
-	if ch := c.Churn; ch != nil {
-		b.WriteString(ch.markdown(c.Scales[len(c.Scales)-1].N))
+	if c.Churn != nil {
+		c.Churn.writeMarkdown(&b, c.Scales[len(c.Scales)-1].N)
 	}
 	if ex := c.Extauth; ex != nil {
 		fmt.Fprintf(&b, "**extauth.** `gatehouse extauth --xds` (on CPU %s, the `required_header` plugin built by the bench) served all %d ExtAuthConfigs "+
@@ -95,7 +95,7 @@ func (c *cpResult) markdown(measured string) string {
 			benchkit.ClientCPU, ex.Configs, MsShort(ex.Applied), MB(ex.RSS), MB(ex.RSSSettled), MB(ex.HeapInuse))
 	}
 	if len(c.GoBench) > 0 {
-		b.WriteString(goBenchLinesMarkdown(c.GoBench))
+		writeGoBench(&b, c.GoBench)
 	}
 	return b.String()
 }
@@ -111,13 +111,8 @@ func (c *cpResult) goals() []benchkit.Goal {
 	gs := []benchkit.Goal{{What: at + ": process start → first complete state of both roles, median of the starts",
 		Target: benchkit.Millis(cpReadyTarget), Unit: "ms", Below: true, Rounds: starts}}
 	for _, e := range s.Edits {
-		for _, p := range []struct {
-			pct    float64
-			target time.Duration
-		}{{50, cpP50Target}, {99, cpP99Target}} {
-			gs = append(gs, benchkit.Goal{What: fmt.Sprintf("%s: %s edit → stream, p%.0f", at, e.Kind, p.pct),
-				Target: benchkit.Millis(p.target), Unit: "ms", Below: true, Rounds: []float64{benchkit.Millis(e.Latencies.Percentile(p.pct))}})
-		}
+		gs = append(gs, benchkit.Latency(fmt.Sprintf("%s: %s edit → stream, p50", at, e.Kind), cpP50Target, e.Latencies, 50),
+			benchkit.Latency(fmt.Sprintf("%s: %s edit → stream, p99", at, e.Kind), cpP99Target, e.Latencies, 99))
 	}
 	gs = append(gs, benchkit.Goal{What: at + ": its peak RSS over the whole run (VmHWM: start, edits, churn)",
 		Target: benchkit.MiB(cpRSSTarget), Unit: "MB", Below: true, Rounds: []float64{benchkit.MiB(s.Peak)}})
@@ -128,36 +123,37 @@ func (c *cpResult) goals() []benchkit.Goal {
 	return gs
 }
 
-func (ch *churnResult) markdown(n int) string {
-	var b strings.Builder
+// writeMarkdown writes the churn at n services to b: a paragraph, and its memory
+// samples folded.
+func (ch *churnResult) writeMarkdown(b *strings.Builder, n int) {
 	rs := make([]int64, 0, len(ch.Samples))
 	for _, m := range ch.Samples {
 		rs = append(rs, m.RSS)
 	}
 	first, last := ch.Samples[0], ch.Samples[len(ch.Samples)-1]
-	fmt.Fprintf(&b, "**Churn.** At %d services, %d edits (%d/s for %s, AuthConfig, Upstream and VirtualService in turn, not waiting for each): "+
+	fmt.Fprintf(b, "**Churn.** At %d services, %d edits (%d/s for %s, AuthConfig, Upstream and VirtualService in turn, not waiting for each): "+
 		"RSS %s before, %s after, between %s and %s (Go heap in use %s before, %s after); the last edit of each kind was on the streams %s after the last write.\n\n",
 		n, ch.Edits, ch.Rate, ch.Duration, MB(first.RSS), MB(last.RSS), MB(slices.Min(rs)), MB(slices.Max(rs)), MB(first.Heap), MB(last.Heap), MsShort(ch.CaughtUp))
-	b.WriteString("<details><summary>RSS and Go heap in use, every ten seconds</summary>\n\n| s | RSS | heap in use |\n|---:|---:|---:|\n")
+	var t strings.Builder
+	t.WriteString("| s | RSS | heap in use |\n|---:|---:|---:|\n")
 	next := time.Duration(0)
 	for i, m := range ch.Samples {
 		if m.At >= next || i == len(ch.Samples)-1 {
-			fmt.Fprintf(&b, "| %.0f | %s | %s |\n", m.At.Seconds(), MB(m.RSS), MB(m.Heap))
+			fmt.Fprintf(&t, "| %.0f | %s | %s |\n", m.At.Seconds(), MB(m.RSS), MB(m.Heap))
 			next = m.At.Truncate(10*time.Second) + 10*time.Second
 		}
 	}
-	b.WriteString("\n</details>\n\n")
-	return b.String()
+	benchkit.Fold(b, "RSS and Go heap in use, every ten seconds", t.String())
 }
 
-func goBenchLinesMarkdown(lines []benchkit.GoBench) string {
-	var b strings.Builder
+// writeGoBench writes the in-process benchmarks' table to b, folded.
+func writeGoBench(b *strings.Builder, lines []benchkit.GoBench) {
 	var cmds []string
 	for _, r := range cpGoBenchRuns {
 		cmds = append(cmds, fmt.Sprintf("<code>go test -run '^$' -bench '%s' -benchmem -benchtime %dx %s</code>", r.pattern, r.iterations, strings.Join(cpGoBenchPackages, " ")))
 	}
-	fmt.Fprintf(&b, "<details><summary>In process: %s (nothing pinned)</summary>\n\n", strings.Join(cmds, " and "))
-	b.WriteString("| package | benchmark | time/op | memory/op | allocs/op | other |\n|---|---|---:|---:|---:|---|\n")
+	var t strings.Builder
+	t.WriteString("| package | benchmark | time/op | memory/op | allocs/op | other |\n|---|---|---:|---:|---:|---|\n")
 	for _, l := range lines {
 		var other []string
 		for _, unit := range slices.Sorted(maps.Keys(l.Metrics)) {
@@ -165,9 +161,8 @@ func goBenchLinesMarkdown(lines []benchkit.GoBench) string {
 				other = append(other, fmt.Sprintf("%g %s", l.Metrics[unit], unit))
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.0f | %s |\n", strings.TrimPrefix(l.Package, "gatehouse.dev/gatehouse/"), l.Name,
+		fmt.Fprintf(&t, "| %s | %s | %s | %s | %.0f | %s |\n", strings.TrimPrefix(l.Package, "gatehouse.dev/gatehouse/"), l.Name,
 			opTime(time.Duration(l.Metrics["ns/op"])), opBytes(l.Metrics["B/op"]), l.Metrics["allocs/op"], strings.Join(other, ", "))
 	}
-	b.WriteString("\n</details>\n\n")
-	return b.String()
+	benchkit.Fold(b, fmt.Sprintf("In process: %s (nothing pinned)", strings.Join(cmds, " and ")), t.String())
 }

@@ -69,6 +69,21 @@ func medianStart(starts []StartFigures) StartFigures {
 	return sorted[(len(sorted)-1)/2]
 }
 
+// cpGoBenchPackages hold the control plane's in-process Go benchmarks: Publish of a
+// first state and of one edit (controlplane/xds); a full translation with and without
+// Publish, and one edited resource through the warm pipeline (controlplane/pipeline).
+var cpGoBenchPackages = []string{"./controlplane/xds", "./controlplane/pipeline"}
+
+// cpGoBenchRuns are the runs, each a pattern and its -benchtime: few for a full state,
+// many for an edit, whose figure over a few would be whether a collection fell in them.
+var cpGoBenchRuns = []struct {
+	pattern    string
+	iterations int
+}{
+	{"FirstPublish|FullTranslation", 10},
+	{"PublishOneEdit|^BenchmarkEdit$", 300},
+}
+
 // Run measures `gatehouse controlplane` at each size, then its in-process benchmarks.
 func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, error) {
 	res := &cpResult{Options: o, Pinned: benchkit.CanPin()}
@@ -87,8 +102,12 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	release()
 	if o.GoBench {
 		benchkit.Progress("running the control plane's Go benchmarks (go test -bench) in controlplane/xds and controlplane/pipeline")
-		if res.GoBench, err = runGoBenchmarks(ctx, env.Root); err != nil {
-			return benchkit.Result{}, err
+		for _, r := range cpGoBenchRuns {
+			got, err := benchkit.RunGoBench(ctx, env.Root, r.pattern, fmt.Sprintf("-benchmem -benchtime %dx", r.iterations), cpGoBenchPackages...)
+			if err != nil {
+				return benchkit.Result{}, err
+			}
+			res.GoBench = append(res.GoBench, got...)
 		}
 	}
 	return env.Result(Section, res.goals(), res.markdown(env.Measured(""))), nil
@@ -97,9 +116,8 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 func measureScale(ctx context.Context, o Options, env *benchkit.Env, n int, largest bool, res *cpResult) (cpScale, error) {
 	sc := cpScale{N: n}
 	base := filepath.Join(env.Tmp, fmt.Sprintf("controlplane-%d", n))
-	dir := filepath.Join(base, "resources")
-	benchkit.Progress("controlplane: writing %d VirtualServices, Upstreams and AuthConfigs to %s", n, dir)
-	if err := WriteResources(dir, n); err != nil {
+	dir, err := WriteServices("controlplane", base, n)
+	if err != nil {
 		return sc, err
 	}
 	defer os.RemoveAll(base)
@@ -115,14 +133,12 @@ func measureScale(ctx context.Context, o Options, env *benchkit.Env, n int, larg
 			n, i+1, o.Starts, st.ReadyExtauth.Round(time.Millisecond), st.ReadyProxy.Round(time.Millisecond), st.CPUReady.Round(time.Millisecond), 100*st.OtherReady)
 		sc.Starts = append(sc.Starts, st)
 		if i < o.Starts-1 {
-			p.Close()
-			env.Procs.Stop(p.Proc)
+			p.Stop(env)
 			continue
 		}
 		cp = p
 	}
-	defer env.Procs.Stop(cp.Proc)
-	defer cp.Close()
+	defer cp.Stop(env)
 	sc.StartFigures = medianStart(sc.Starts)
 	pid := cp.Proc.Pid()
 	ed := &Editor{Dir: dir, N: n, CP: cp}
@@ -168,28 +184,28 @@ func TimeStart(ctx context.Context, env *benchkit.Env, dir, logPath string, n in
 	if err != nil {
 		return st, nil, err
 	}
-	cp, err := startControlplane(ctx, env, dir, logPath, n, link)
+	cp, err := startControlplane(ctx, env, dir, logPath, n, link, &st)
 	if err != nil {
 		return st, nil, err
 	}
-	st.ReadyExtauth, st.ReadyProxy = cp.readyExtauth, cp.readyProxy
-	err = func() error {
-		pid := cp.Proc.Pid()
-		var err error
-		if st.CPUReady, err = benchkit.CPUUsed(pid); err != nil {
-			return err
-		}
-		if st.OtherReady, _, err = others.Since(st.CPUReady); err != nil {
-			return err
-		}
-		m, err := benchkit.ReadMem(pid)
-		st.RSSReady, st.FileReady, st.PeakReady = m.RSS, m.File, m.Peak
-		return err
-	}()
-	if err != nil {
-		cp.Close()
-		env.Procs.Stop(cp.Proc)
+	if err := st.measure(cp.Proc.Pid(), others); err != nil {
+		cp.Stop(env)
 		return st, nil, err
 	}
 	return st, cp, nil
+}
+
+// measure reads, at the first complete state, the CPU time process pid used, the
+// share of the machine the others did, and pid's memory.
+func (st *StartFigures) measure(pid int, others *benchkit.CPUWatch) error {
+	var err error
+	if st.CPUReady, err = benchkit.CPUUsed(pid); err != nil {
+		return err
+	}
+	if st.OtherReady, _, err = others.Since(st.CPUReady); err != nil {
+		return err
+	}
+	m, err := benchkit.ReadMem(pid)
+	st.RSSReady, st.FileReady, st.PeakReady = m.RSS, m.File, m.Peak
+	return err
 }

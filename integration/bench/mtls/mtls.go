@@ -90,9 +90,8 @@ func compareControlplane(ctx context.Context, edits, rounds int, env *benchkit.E
 	}
 	defer release()
 	base := filepath.Join(env.Tmp, fmt.Sprintf("controlplane-mtls-%d", n))
-	dir := filepath.Join(base, "resources")
-	benchkit.Progress("mtls: writing %d VirtualServices, Upstreams and AuthConfigs to %s", n, dir)
-	if err := controlplane.WriteResources(dir, n); err != nil {
+	dir, err := controlplane.WriteServices("mtls", base, n)
+	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(base)
@@ -122,8 +121,7 @@ func measureArm(ctx context.Context, edits int, env *benchkit.Env, ed *controlpl
 	if err != nil {
 		return cpArm{}, err
 	}
-	defer env.Procs.Stop(cp.Proc)
-	defer cp.Close()
+	defer cp.Stop(env)
 	arm := cpArm{StartFigures: st}
 	ed.CP = cp
 	for _, k := range mtlsKinds {
