@@ -62,7 +62,7 @@ func measureFleet(ctx context.Context, p *plane, n int, o Options, version *int)
 			return f, err
 		}
 	}
-	f.Ready = slices.MaxFunc(at, func(a, b time.Time) int { return a.Compare(b) }).Sub(start)
+	f.Ready = slices.MaxFunc(at, time.Time.Compare).Sub(start)
 	time.Sleep(3 * time.Second) // the collector returns the connections' garbage
 	var err error
 	if f.Heap, err = liveHeap(ctx, p); err != nil {
@@ -126,7 +126,7 @@ func measureFleet(ctx context.Context, p *plane, n int, o Options, version *int)
 // the clients received meanwhile.
 func timeEdit(ctx context.Context, p *plane, kind string, i, v int) (time.Duration, int64, error) {
 	typ, name, clients := p.watched(kind, i)
-	clients = slices.DeleteFunc(slices.Clone(clients), stalledClient)
+	clients = slices.DeleteFunc(slices.Clone(clients), (*xdsfleet.Client).Stalled)
 	old := make([]string, len(clients))
 	var before int64
 	for j, c := range clients {
@@ -155,8 +155,6 @@ func timeEdit(ctx context.Context, p *plane, kind string, i, v int) (time.Durati
 	}
 	return last.Sub(start), after - before, nil
 }
-
-func stalledClient(c *xdsfleet.Client) bool { return c.Stalled() }
 
 // liveHeap has the control plane collect twice (the heap profile's gc=1) and reads
 // what is left: the memory its state and the clients' books hold. One collection

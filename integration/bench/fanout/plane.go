@@ -60,19 +60,18 @@ func (p *plane) kill() error {
 
 // connect adds proxies and extauth clients to the fleet.
 func (p *plane) connect(ctx context.Context, proxies, extauths int) error {
-	for range proxies {
-		c, err := xdsfleet.Start(ctx, p.xds, xds.DefaultProxyRole, fmt.Sprintf("proxy-%d", len(p.proxies)), nil)
-		if err != nil {
-			return err
+	for _, g := range []struct {
+		to         *[]*xdsfleet.Client
+		n          int
+		role, name string
+	}{{&p.proxies, proxies, xds.DefaultProxyRole, "proxy"}, {&p.extauths, extauths, xds.RoleExtauth, "extauth"}} {
+		for range g.n {
+			c, err := xdsfleet.Start(ctx, p.xds, g.role, fmt.Sprintf("%s-%d", g.name, len(*g.to)), nil)
+			if err != nil {
+				return err
+			}
+			*g.to = append(*g.to, c)
 		}
-		p.proxies = append(p.proxies, c)
-	}
-	for range extauths {
-		c, err := xdsfleet.Start(ctx, p.xds, xds.RoleExtauth, fmt.Sprintf("extauth-%d", len(p.extauths)), nil)
-		if err != nil {
-			return err
-		}
-		p.extauths = append(p.extauths, c)
 	}
 	return nil
 }
@@ -91,26 +90,12 @@ func (p *plane) waitComplete(ctx context.Context, limit time.Duration) ([]time.T
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	all := p.all()
-	at := make([]time.Time, len(all))
-	errs := make(chan error, len(all))
-	for i, c := range all {
-		go func() {
-			errs <- c.WaitFor(ctx, func() bool {
-				ok := c.Answered() && p.complete(c)
-				if ok {
-					at[i] = time.Now()
-				}
-				return ok
-			})
-		}()
-	}
-	for range all {
-		if err := <-errs; err != nil {
-			if exit := p.proc.Exited(); exit != nil {
-				return nil, exit
-			}
-			return nil, fmt.Errorf("waiting for %d clients' complete state: %w", len(all), err)
+	at, err := controlplane.WaitAll(ctx, all, func(_ int, c *xdsfleet.Client) bool { return c.Answered() && p.complete(c) })
+	if err != nil {
+		if exit := p.proc.Exited(); exit != nil {
+			return nil, exit
 		}
+		return nil, fmt.Errorf("waiting for %d clients' complete state: %w", len(all), err)
 	}
 	if names := p.proxies[0].Names(xds.RouteType); len(names) == 1 {
 		p.routeConfig = names[0]

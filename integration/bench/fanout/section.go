@@ -54,9 +54,8 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	defer release()
 	base := filepath.Join(env.Tmp, "fanout")
 	defer os.RemoveAll(base)
-	dir := filepath.Join(base, "resources")
-	benchkit.Progress("fanout: writing %d VirtualServices, Upstreams and AuthConfigs to %s", o.Resources, dir)
-	if err := controlplane.WriteResources(dir, o.Resources); err != nil {
+	dir, err := controlplane.WriteServices("fanout", base, o.Resources)
+	if err != nil {
 		return benchkit.Result{}, err
 	}
 	addrs, err := benchkit.FreeAddrs(2)

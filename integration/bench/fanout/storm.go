@@ -6,7 +6,9 @@ import (
 	"os"
 	"time"
 
+	"gatehouse.dev/gatehouse/controlplane/xds/xdsfleet"
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
+	"gatehouse.dev/gatehouse/integration/bench/controlplane"
 )
 
 // stormResult is one SIGKILL and restart with the whole fleet reconnecting.
@@ -22,11 +24,9 @@ type stormResult struct {
 func storm(ctx context.Context, p *plane) (stormResult, error) {
 	all := p.all()
 	r := stormResult{Clients: len(all)}
-	removals := make([]int, len(all))
-	streams := make([]int, len(all))
+	before := make([]xdsfleet.Stats, len(all))
 	for i, c := range all {
-		st := c.Stats()
-		removals[i], streams[i] = st.Removals, st.Streams
+		before[i] = c.Stats()
 	}
 	if err := p.kill(); err != nil {
 		return r, err
@@ -34,36 +34,26 @@ func storm(ctx context.Context, p *plane) (stormResult, error) {
 	if err := p.start(); err != nil {
 		return r, err
 	}
-	restart := p.started
 	if p.stormProfile != "" {
 		defer profileRestart(ctx, p.admin, p.stormProfile)()
 	}
 	// A client is back when its new stream answered it, and it then holds everything.
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	errs := make(chan error, len(all))
-	at := make([]time.Time, len(all))
 	partial := make([]bool, len(all))
-	for i, c := range all {
-		go func() {
-			errs <- c.WaitFor(ctx, func() bool {
-				if c.Stats().Streams <= streams[i] || !c.Answered() {
-					return false
-				}
-				at[i] = time.Now()
-				partial[i] = !p.complete(c)
-				return true
-			})
-		}()
-	}
-	for range all {
-		if err := <-errs; err != nil {
-			return r, err
+	at, err := controlplane.WaitAll(ctx, all, func(i int, c *xdsfleet.Client) bool {
+		if c.Stats().Streams <= before[i].Streams || !c.Answered() {
+			return false
 		}
+		partial[i] = !p.complete(c)
+		return true
+	})
+	if err != nil {
+		return r, err
 	}
 	for i, c := range all {
-		r.Complete = append(r.Complete, at[i].Sub(restart))
-		if partial[i] || c.Stats().Removals > removals[i] {
+		r.Complete = append(r.Complete, at[i].Sub(p.started))
+		if partial[i] || c.Stats().Removals > before[i].Removals {
 			r.Partial++
 		}
 	}
