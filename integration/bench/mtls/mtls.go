@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsbench"
@@ -114,6 +113,36 @@ func compareControlplane(ctx context.Context, edits, rounds int, env *benchkit.E
 	return arms, nil
 }
 
+// compareChecks starts `gatehouse extauth` twice on the plugin section's AuthConfigs,
+// in plain text and with --tls-dir (both on benchkit.ServerCPU), and loads them alternately
+// with the allowed Check through the one-step chain: at full speed for CPU per Check,
+// then at checkload.RateShare of plain text's maximum for latency. ghz presents the gateway
+// proxy's certificate to the mTLS server.
+func compareChecks(ctx context.Context, o Options, env *benchkit.Env, certs string, res *mtlsResult) error {
+	dir := filepath.Join(env.Tmp, "mtls-check")
+	servers, stop, err := checkload.StartChains(ctx, env, dir, checkload.Chain{Name: modePlain}, checkload.Chain{Name: modeMTLS,
+		Args: []string{"--tls-dir", filepath.Join(certs, mtls.RoleExtauth)}, ClientTLS: filepath.Join(certs, "proxy-gateway-proxy")})
+	defer stop()
+	if err != nil {
+		return err
+	}
+	l, err := checkload.NewLoader(ctx, env, dir, o.Options, "allow")
+	if err != nil {
+		return err
+	}
+	// The plain server stands where the bare one does in the plugin section: first in
+	// odd rounds, the denominator of every ratio.
+	ph := checkload.Phase{Base: servers[0], Server: servers[1], Loads: []string{"allow"}}
+	if res.Checks, err = l.Measure(ctx, ph, 0, o.Rounds); err != nil {
+		return err
+	}
+	if o.RateRounds == 0 {
+		return nil
+	}
+	res.Rate, res.RateChecks, err = l.AtRate(ctx, ph, res.Checks, o.Rounds)
+	return err
+}
+
 // measureArm is one start as link says, and its edits; the control plane is stopped
 // afterwards.
 func measureArm(ctx context.Context, edits int, env *benchkit.Env, ed *controlplane.Editor, logPath string, link controlplane.Link) (cpArm, error) {
@@ -141,35 +170,20 @@ func armRatios(arms []cpArm, figure func(cpArm) float64) []float64 {
 	return benchkit.InOrder(benchkit.RoundRatios(arms, key, modeMTLS, modePlain, figure))
 }
 
-// editLatencies pools the latencies of kind k over every round of mode.
-func editLatencies(arms []cpArm, mode string, k controlplane.Kind) xdsbench.Latencies {
-	var out xdsbench.Latencies
-	for _, a := range arms {
-		for _, e := range a.Edits {
-			if a.Mode == mode && e.Kind == k {
-				out = append(out, e.Latencies...)
-			}
+// edit is a's edits of kind k; nil when it made none.
+func (a cpArm) edit(k controlplane.Kind) xdsbench.Latencies {
+	for _, e := range a.Edits {
+		if e.Kind == k {
+			return e.Latencies
 		}
 	}
-	return out
+	return nil
 }
 
-// editP99 is the p99 of a's edits of kind k.
+// editP99 is the p99 of an arm's edits of kind k.
 func editP99(k controlplane.Kind) func(cpArm) float64 {
-	return func(a cpArm) float64 {
-		for _, e := range a.Edits {
-			if e.Kind == k {
-				return float64(e.Latencies.Percentile(99))
-			}
-		}
-		return 0
-	}
+	return func(a cpArm) float64 { return float64(a.edit(k).Percentile(99)) }
 }
 
 // readyOf is a's time to both roles' first complete state.
 func readyOf(a cpArm) float64 { return float64(a.Ready()) }
-
-// armsOf are the arms of mode, in round order.
-func armsOf(arms []cpArm, mode string) []cpArm {
-	return slices.DeleteFunc(slices.Clone(arms), func(a cpArm) bool { return a.Mode != mode })
-}

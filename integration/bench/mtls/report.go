@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"gatehouse.dev/gatehouse/controlplane/xds/xdsbench"
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 	"gatehouse.dev/gatehouse/integration/bench/checkload"
 	"gatehouse.dev/gatehouse/integration/bench/controlplane"
@@ -45,17 +46,22 @@ func (m *mtlsResult) controlplaneTable() string {
 	fmt.Fprintf(&b, "**Control plane, %d services, %d rounds.**\n\n", m.N, m.Rounds)
 	b.WriteString("| mode | ready: both roles | control plane CPU until ready | AuthConfig edit p50 / p99 | VirtualService edit p50 / p99 |\n|---|---:|---:|---:|---:|\n")
 	for _, mode := range []string{modePlain, modeMTLS} {
-		arms := armsOf(m.Starts, mode)
 		var ready, cpu []time.Duration
-		for _, a := range arms {
+		edits := make([]xdsbench.Latencies, len(mtlsKinds)) // pooled over the rounds
+		for _, a := range m.Starts {
+			if a.Mode != mode {
+				continue
+			}
 			ready, cpu = append(ready, a.Ready()), append(cpu, a.CPUReady)
+			for i, k := range mtlsKinds {
+				edits[i] = append(edits[i], a.edit(k)...)
+			}
 		}
-		if len(arms) == 0 {
+		if len(ready) == 0 {
 			continue
 		}
 		fmt.Fprintf(&b, "| %s (median of rounds) | %s | %s |", mode, controlplane.MsShort(benchkit.Median(ready)), controlplane.MsShort(benchkit.Median(cpu)))
-		for _, k := range mtlsKinds {
-			l := editLatencies(m.Starts, mode, k)
+		for _, l := range edits {
 			fmt.Fprintf(&b, " %s / %s |", controlplane.MsShort(l.Percentile(50)), controlplane.MsShort(l.Percentile(99)))
 		}
 		b.WriteString("\n")
