@@ -3,7 +3,7 @@ package fanout
 import (
 	"context"
 	"fmt"
-	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -162,12 +162,9 @@ func timeEdit(ctx context.Context, p *plane, kind string, i, v int) (time.Durati
 // one), garbage that depends on how many clients were sent their first state lately.
 func liveHeap(ctx context.Context, p *plane) (int64, error) {
 	for range 2 {
-		body, err := benchkit.Get(ctx, "http://"+p.admin+"/debug/pprof/heap?gc=1")
-		if err != nil {
+		if err := benchkit.FetchProfile(ctx, "http://"+p.admin+"/debug/pprof/heap?gc=1", os.DevNull); err != nil {
 			return 0, err
 		}
-		_, _ = io.Copy(io.Discard, body)
-		body.Close()
 	}
 	v, err := benchkit.Metric(ctx, "http://"+p.admin+"/metrics", "go_memstats_heap_alloc_bytes")
 	return int64(v), err

@@ -2,8 +2,6 @@ package fanout
 
 import (
 	"context"
-	"io"
-	"os"
 	"time"
 
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsfleet"
@@ -68,18 +66,8 @@ func profileRestart(ctx context.Context, admin, path string) (wait func()) {
 	go func() {
 		defer close(done)
 		deadline := time.Now().Add(time.Minute)
-		for time.Now().Before(deadline) {
-			body, err := benchkit.Get(ctx, "http://"+admin+"/debug/pprof/profile?seconds=10")
-			if err != nil {
-				time.Sleep(2 * time.Millisecond)
-				continue
-			}
-			defer body.Close()
-			if f, err := os.Create(path); err == nil {
-				_, _ = io.Copy(f, body)
-				f.Close()
-			}
-			return
+		for time.Now().Before(deadline) && benchkit.FetchProfile(ctx, "http://"+admin+"/debug/pprof/profile?seconds=10", path) != nil {
+			time.Sleep(2 * time.Millisecond)
 		}
 	}()
 	return func() { <-done }
