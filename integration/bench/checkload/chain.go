@@ -3,8 +3,6 @@ package checkload
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
@@ -45,29 +43,15 @@ func PathNames() []string {
 	return names
 }
 
-// WriteChainConfig writes the AuthConfigs of Paths to dir/auth_config.yaml: one
-// RequiredHeader step, as examples/default/auth_config.yaml (pinned here so that an
-// edit to the example cannot change what is measured), then three and LongChainSteps.
-func WriteChainConfig(dir string) (string, error) {
-	doc := ChainYAML("plugin-auth", 1) + "---\n" + ChainYAML("plugin-chain", 3) + "---\n" +
-		ChainYAML(fmt.Sprintf("plugin-chain-%d", LongChainSteps), LongChainSteps)
-	cfg := filepath.Join(dir, "auth_config.yaml")
-	return cfg, os.WriteFile(cfg, []byte(doc), 0o644)
-}
-
 // CheckRequest is what Envoy sends for a browser's API call on the plugin route of
 // id: ten headers, the route's config_id and both peers.
 func CheckRequest(id, required string) *authv3.CheckRequest {
 	return BrowserRequest(id, "/api/v1/items?page=2", map[string]string{"accept": "application/json", "x-required": required})
 }
 
-// WaitChain waits until s answers each of Paths as the load means to measure: the bare
+// verify checks that s answers each of Paths as the load means to measure: the bare
 // server allows all, gatehouse allows "alpha" with the plugin's header (through every
 // chain) and denies "nope" with 403.
-func WaitChain(ctx context.Context, s *Server) error {
-	return WaitUntil(ctx, s, func(ctx context.Context) error { return verify(ctx, s) })
-}
-
 func verify(ctx context.Context, s *Server) error {
 	creds := insecure.NewCredentials()
 	if s.ClientTLS != "" {
@@ -98,22 +82,18 @@ func verify(ctx context.Context, s *Server) error {
 }
 
 func expected(bare, deny bool, resp *authv3.CheckResponse) error {
-	got := code.Code(resp.GetStatus().GetCode())
+	got, status := code.Code(resp.GetStatus().GetCode()), resp.GetDeniedResponse().GetStatus().GetCode()
 	switch {
 	case !bare && deny:
-		if got != code.Code_PERMISSION_DENIED || resp.GetDeniedResponse().GetStatus().GetCode() != 403 {
-			return fmt.Errorf("status %s with HTTP %d, want PERMISSION_DENIED with 403", got, resp.GetDeniedResponse().GetStatus().GetCode())
+		if got != code.Code_PERMISSION_DENIED || status != 403 {
+			return fmt.Errorf("status %s with HTTP %d, want PERMISSION_DENIED with 403", got, status)
 		}
-		return nil
 	case got != code.Code_OK:
 		return fmt.Errorf("status %s, want OK", got)
-	case bare:
-		return nil
+	case !bare && HeaderOf(resp, "matched-allowed-headers") != "true":
+		return fmt.Errorf("allowed without the plugin's header matched-allowed-headers: true (%v)", resp.GetOkResponse())
 	}
-	if HeaderOf(resp, "matched-allowed-headers") == "true" {
-		return nil
-	}
-	return fmt.Errorf("allowed without the plugin's header matched-allowed-headers: true (%v)", resp.GetOkResponse())
+	return nil
 }
 
 // HeaderOf is the value of the request header name an allowed Check adds, or "".

@@ -27,8 +27,8 @@ type Server struct {
 	ClientTLS string
 }
 
-// StartBare starts bareserver, which answers OK without work, on ServerCPU.
-func StartBare(env *benchkit.Env, dir string) (*Server, error) {
+// startBare starts bareserver, which answers OK without work, on ServerCPU.
+func startBare(env *benchkit.Env, dir string) (*Server, error) {
 	addrs, err := benchkit.FreeAddrs(1)
 	if err != nil {
 		return nil, err
@@ -66,25 +66,29 @@ type Chain struct {
 	ClientTLS   string // see Server
 }
 
-// StartChains writes the chains' AuthConfigs into dir, starts cs and waits until each
-// answers Paths as measured. stop stops every server started, also after an error.
+// StartChains writes the AuthConfigs of Paths to dir/auth_config.yaml, starts cs and
+// waits until each answers Paths as measured. stop stops every server started, also
+// after an error. The one-step chain is examples/default's, pinned here so that an edit
+// to the example cannot change what is measured.
 func StartChains(ctx context.Context, env *benchkit.Env, dir string, cs ...Chain) (servers []*Server, stop func(), err error) {
 	stop = func() {
 		for _, s := range servers {
 			env.Procs.Stop(s.Proc)
 		}
 	}
+	cfg := filepath.Join(dir, "auth_config.yaml")
+	doc := chainYAML("plugin-auth", 1) + "---\n" + chainYAML("plugin-chain", 3) + "---\n" +
+		chainYAML(fmt.Sprintf("plugin-chain-%d", LongChainSteps), LongChainSteps)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, stop, err
 	}
-	cfg, err := WriteChainConfig(dir)
-	if err != nil {
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
 		return nil, stop, err
 	}
 	for _, c := range cs {
 		var s *Server
 		if c.Bare {
-			s, err = StartBare(env, dir)
+			s, err = startBare(env, dir)
 		} else {
 			s, err = StartExtauth(env, c.Name, filepath.Join(dir, c.Name+".log"), c.Admin, c.Env,
 				append([]string{"--config", cfg, "--plugin-dir", env.Bins.PluginDir}, c.Args...)...)
@@ -96,7 +100,7 @@ func StartChains(ctx context.Context, env *benchkit.Env, dir string, cs ...Chain
 		servers = append(servers, s)
 	}
 	for _, s := range servers {
-		if err := WaitChain(ctx, s); err != nil {
+		if err := WaitUntil(ctx, s, func(ctx context.Context) error { return verify(ctx, s) }); err != nil {
 			return servers, stop, err
 		}
 	}
@@ -180,9 +184,9 @@ func (l *Loader) Profile(ctx context.Context, gh *Server, load, what, file strin
 	return fmt.Sprintf("CPU profile of gatehouse under %s load (%s):\n\n%s", what, file, top), err
 }
 
-// ChainYAML is an AuthConfig name with steps required_header steps, each allowing
+// chainYAML is an AuthConfig name with steps required_header steps, each allowing
 // "alpha" and a value of its own, so that every step runs for "alpha".
-func ChainYAML(name string, steps int) string {
+func chainYAML(name string, steps int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apiVersion: enterprise.gateway.gatehouse.dev/v1\nkind: AuthConfig\nmetadata:\n  name: %s\n"+
 		"  namespace: gatehouse-system\nspec:\n  configs:\n", name)

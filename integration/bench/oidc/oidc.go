@@ -131,14 +131,12 @@ func Run(ctx context.Context, env *benchkit.Env, o Options, plugin []checkload.M
 		companions = append(companions, checkload.Companion{Name: c.name, Pid: pid})
 		res.Companions = append(res.Companions, c.name)
 	}
-	bare, err := checkload.StartBare(env, env.Tmp)
+	started, stop, err := checkload.StartChains(ctx, env, env.Tmp, checkload.Chain{Bare: true})
+	defer stop()
 	if err != nil {
 		return benchkit.Result{}, err
 	}
-	defer env.Procs.Stop(bare.Proc)
-	if err := checkload.WaitChain(ctx, bare); err != nil {
-		return benchkit.Result{}, err
-	}
+	bare := started[0]
 	gh, err := startGatehouse(env, provider.Issuer, redis.Addr, o.Profile != "")
 	if err != nil {
 		return benchkit.Result{}, err
