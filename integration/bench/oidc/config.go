@@ -42,11 +42,14 @@ func modeNames() []string {
 //go:embed oidc.yaml
 var oidcConfigYAML string
 
-// writeOIDCConfig writes the OIDC resources into a new folder under dir.
+// writeOIDCConfig writes the OIDC resources into dir/oidc-config, and makes the empty
+// dir/no-plugins for gatehouse's --plugin-dir.
 func writeOIDCConfig(dir, issuer, redisAddr string) (string, error) {
 	out := filepath.Join(dir, "oidc-config")
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return "", err
+	for _, d := range []string{out, filepath.Join(dir, "no-plugins")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return "", err
+		}
 	}
 	doc := strings.NewReplacer(
 		"APP_ORIGIN", appOrigin,

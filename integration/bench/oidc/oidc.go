@@ -55,8 +55,6 @@ type Options struct {
 type result struct {
 	Runs, Plugin []checkload.Measurement // Plugin: the plugin section's, when it ran
 	Companions   []string                // names, in the order of Measurement.Companions
-	Provider     string                  // oidc-provider's version
-	Redis        string                  // redis-server's version
 	CookieBytes  map[string]int          // each mode's session cookie (name=value)
 	// Expiry is when the first of the sessions' ID tokens expires; the step refreshes
 	// PreExpiry before that.
@@ -112,7 +110,8 @@ func Run(ctx context.Context, env *benchkit.Env, o Options, plugin []checkload.M
 	}); err != nil {
 		return benchkit.Result{}, err
 	}
-	if res.Provider, res.Redis, err = versions(ctx, env.Root); err != nil {
+	versions, err := versions(ctx, env.Root)
+	if err != nil {
 		return benchkit.Result{}, err
 	}
 	// Both are children of this process (the harness started them); on the server's
@@ -137,7 +136,12 @@ func Run(ctx context.Context, env *benchkit.Env, o Options, plugin []checkload.M
 		return benchkit.Result{}, err
 	}
 	bare := started[0]
-	gh, err := startGatehouse(env, provider.Issuer, redis.Addr, o.Profile != "")
+	cfg, err := writeOIDCConfig(env.Tmp, provider.Issuer, redis.Addr)
+	if err != nil {
+		return benchkit.Result{}, err
+	}
+	gh, err := checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse-oidc.log"), o.Profile != "", nil,
+		"--config", cfg, "--plugin-dir", filepath.Join(env.Tmp, "no-plugins"))
 	if err != nil {
 		return benchkit.Result{}, err
 	}
@@ -197,23 +201,10 @@ func Run(ctx context.Context, env *benchkit.Env, o Options, plugin []checkload.M
 			res.Refreshed = append(res.Refreshed, m.name)
 		}
 	}
-	measured, err := env.MeasuredGhz(ctx, fmt.Sprintf(", oidc-provider %s, redis-server %s", res.Provider, res.Redis))
+	measured, err := env.MeasuredGhz(ctx, versions)
 	r := env.Result(Section, res.goals(), res.markdown(measured, o))
 	r.Profile = profile
 	return r, err
-}
-
-// startGatehouse starts `gatehouse extauth` on the OIDC resources.
-func startGatehouse(env *benchkit.Env, issuer, redisAddr string, admin bool) (*checkload.Server, error) {
-	cfg, err := writeOIDCConfig(env.Tmp, issuer, redisAddr)
-	if err != nil {
-		return nil, err
-	}
-	empty := filepath.Join(env.Tmp, "no-plugins")
-	if err := os.MkdirAll(empty, 0o755); err != nil {
-		return nil, err
-	}
-	return checkload.StartExtauth(env, "gatehouse", filepath.Join(env.Tmp, "gatehouse-oidc.log"), admin, nil, "--config", cfg, "--plugin-dir", empty)
 }
 
 // redirects checks that both AuthConfigs answer a Check without a session with the
@@ -248,25 +239,26 @@ func tokenExpiry(jwt string) (time.Time, error) {
 	return time.Unix(claims.Exp, 0), nil
 }
 
-// versions are those of oidc-provider (from its package.json) and redis-server.
-func versions(ctx context.Context, root string) (provider, redis string, err error) {
+// versions names the versions of oidc-provider (from its package.json) and
+// redis-server, for the line that opens the section.
+func versions(ctx context.Context, root string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(root, "integration", "oidcprovider", "node_modules", "oidc-provider", "package.json"))
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
 	var pkg struct{ Version string }
 	if err := json.Unmarshal(b, &pkg); err != nil {
-		return "", "", fmt.Errorf("oidc-provider package.json: %w", err)
+		return "", fmt.Errorf("oidc-provider package.json: %w", err)
 	}
 	out, err := benchkit.Output(ctx, "", "redis-server", "--version")
 	if err != nil {
-		return "", "", err
+		return "", err
 	}
-	redis = "(unknown version)"
+	redis := "(unknown version)"
 	for _, f := range strings.Fields(out) {
 		if v, ok := strings.CutPrefix(f, "v="); ok {
 			redis = v
 		}
 	}
-	return pkg.Version, redis, nil
+	return fmt.Sprintf(", oidc-provider %s, redis-server %s", pkg.Version, redis), nil
 }
