@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
@@ -59,7 +60,7 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	if err != nil {
 		return benchkit.Result{}, err
 	}
-	defer recv.stop()
+	defer recv.srv.Stop()
 	off := []string{"OTEL_TRACES_EXPORTER=none"}
 	started, stop, err := checkload.StartChains(ctx, env, dir, checkload.Chain{Bare: true},
 		checkload.Chain{Name: serverOff, Env: off, Args: []string{"--trace-sample-ratio", "0"}},
@@ -70,31 +71,27 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	if err != nil {
 		return benchkit.Result{}, err
 	}
-	servers := map[string]*checkload.Server{}
-	for _, s := range started {
-		servers[s.Name] = s
-	}
 	l, err := checkload.NewLoader(ctx, env, dir, o.Options, "allow")
 	if err != nil {
 		return benchkit.Result{}, err
 	}
-	spansBefore := recv.checkSpans()
+	spansBefore := recv.checks.Load()
 	for round := 1; round <= o.Rounds; round++ {
-		// Two pairs a round, each loaded in turn; odd rounds run them forwards, even
-		// rounds backwards, so no server always goes first.
-		pairs := [][2]*checkload.Server{{servers[serverBare], servers[serverOff]}, {servers[serverTraced], servers[serverLogged]}}
+		// Two pairs a round, each loaded in turn: bare, off, traced, logged in odd
+		// rounds, backwards in even ones, so no server always goes first.
+		order := slices.Clone(started)
 		if round%2 == 0 {
-			pairs = [][2]*checkload.Server{{servers[serverLogged], servers[serverTraced]}, {servers[serverOff], servers[serverBare]}}
+			slices.Reverse(order)
 		}
-		for _, p := range pairs {
-			runs, err := l.Measure(ctx, checkload.Phase{Base: p[0], Server: p[1], Loads: []string{"allow"}}, 0, 1)
+		for i := 0; i < len(order); i += 2 {
+			runs, err := l.Measure(ctx, checkload.Phase{Base: order[i], Server: order[i+1], Loads: []string{"allow"}}, 0, 1)
 			if err != nil {
 				return benchkit.Result{}, err
 			}
-			for i := range runs {
-				runs[i].Round = round
-				if runs[i].Server == serverTraced {
-					res.Checks += runs[i].Count
+			for j := range runs {
+				runs[j].Round = round
+				if runs[j].Server == serverTraced {
+					res.Checks += runs[j].Count
 				}
 			}
 			res.Runs = append(res.Runs, runs...)
@@ -104,26 +101,18 @@ func Run(ctx context.Context, env *benchkit.Env, o Options) (benchkit.Result, er
 	res.LoadAvg[1] = benchkit.LoadAverage()
 	// Stopping the traced server sends the spans it still holds; the warm-ups' spans
 	// count too, as the receiver cannot tell them apart.
-	env.Procs.Stop(servers[serverTraced].Proc)
-	res.Spans = recv.checkSpans() - spansBefore
+	env.Procs.Stop(started[2].Proc) // the traced server
+	res.Spans = recv.checks.Load() - spansBefore
 	if res.Spans == 0 {
 		return benchkit.Result{}, fmt.Errorf("observe: the traced server exported no extauth.Check span in %d Checks", res.Checks)
 	}
-	if res.Records, err = countRecords(filepath.Join(dir, serverLogged+".log")); err != nil {
+	decisions, err := os.ReadFile(filepath.Join(dir, serverLogged+".log"))
+	if err != nil {
 		return benchkit.Result{}, err
 	}
-	if res.Records == 0 {
+	if res.Records = int64(strings.Count(string(decisions), `"decision":"`)); res.Records == 0 {
 		return benchkit.Result{}, fmt.Errorf("observe: the logged server wrote no decision record")
 	}
 	measured, err := env.MeasuredGhz(ctx, "")
 	return env.Result(Section, res.goals(), res.markdown(measured, o)), err
-}
-
-// countRecords counts the decision records in a log file.
-func countRecords(path string) (int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, err
-	}
-	return int64(strings.Count(string(b), `"decision":"`)), nil
 }

@@ -57,18 +57,13 @@ func (r *result) markdown(measured string, o Options) string {
 	checkload.WriteSummary(&servers, sums, "load", nil)
 	benchkit.Fold(&b, "Each server, medians of the rounds", servers.String())
 	b.WriteString("| configuration | CPU per Check ÷ off, median of per-round ratios | CPU-µs per Check beyond off, median of rounds |\n|---|---:|---:|\n")
+	fmt.Fprintf(&b, "| off ÷ bare (the goal above) | %s | – |\n", checkload.RatioCell(checkload.Ratios(r.Runs, "allow", serverOff, serverBare, checkload.CPU)))
 	for _, s := range []struct{ name, what string }{
-		{serverOff, "off ÷ bare (the goal above)"},
 		{serverTraced, fmt.Sprintf("tracing on, %.0f %% of Checks exported over OTLP", traceRatio*100)},
 		{serverLogged, "decision logs on, every Check written"},
 	} {
-		if s.name == serverOff {
-			fmt.Fprintf(&b, "| %s | %s | – |\n", s.what, checkload.RatioCell(checkload.Ratios(r.Runs, "allow", serverOff, serverBare, checkload.CPU)))
-			continue
-		}
-		extra := extraMicros(r.Runs, s.name)
 		cell := "–"
-		if len(extra) > 0 {
+		if extra := extraMicros(r.Runs, s.name); len(extra) > 0 {
 			cell = fmt.Sprintf("%.2f", benchkit.Median(extra))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", s.what, checkload.RatioCell(checkload.Ratios(r.Runs, "allow", s.name, serverOff, checkload.CPU)), cell)
