@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"google.golang.org/genproto/googleapis/rpc/code"
 
@@ -121,22 +123,13 @@ func checkSession(ctx context.Context, client authv3.AuthorizationClient, req *a
 	if got := code.Code(resp.GetStatus().GetCode()); got != code.Code_OK {
 		return "", false, fmt.Errorf("status %s with HTTP %d, want OK", got, resp.GetDeniedResponse().GetStatus().GetCode())
 	}
-	ok := resp.GetOkResponse()
-	var cookie string
-	for _, h := range ok.GetHeaders() {
-		switch h.GetHeader().GetKey() {
-		case "x-id-token":
-			idToken = h.GetHeader().GetValue()
-		case "cookie":
-			cookie = h.GetHeader().GetValue()
-		}
-	}
-	for _, h := range ok.GetResponseHeadersToAdd() {
-		setCookie = setCookie || strings.EqualFold(h.GetHeader().GetKey(), "set-cookie")
-	}
+	idToken, cookie := checkload.HeaderOf(resp, "x-id-token"), checkload.HeaderOf(resp, "cookie")
+	setCookie = slices.ContainsFunc(resp.GetOkResponse().GetResponseHeadersToAdd(), func(h *corev3.HeaderValueOption) bool {
+		return strings.EqualFold(h.GetHeader().GetKey(), "set-cookie")
+	})
 	switch {
 	case strings.Count(idToken, ".") != 2:
-		return "", false, fmt.Errorf("allowed without an ID token in x-id-token (%v)", ok)
+		return "", false, fmt.Errorf("allowed without an ID token in x-id-token (%v)", resp.GetOkResponse())
 	case cookie != "theme=dark":
 		return "", false, fmt.Errorf("allowed with cookie %q for the upstream, want only theme=dark", cookie)
 	}
