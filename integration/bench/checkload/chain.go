@@ -3,6 +3,7 @@ package checkload
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
@@ -41,6 +42,24 @@ func PathNames() []string {
 		names[i] = p.Name
 	}
 	return names
+}
+
+// chainYAML is an AuthConfig name with steps required_header steps, each allowing
+// "alpha" and a value of its own, so that every step runs for "alpha".
+func chainYAML(name string, steps int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "apiVersion: enterprise.gateway.gatehouse.dev/v1\nkind: AuthConfig\nmetadata:\n  name: %s\n"+
+		"  namespace: gatehouse-system\nspec:\n  configs:\n", name)
+	own := []string{"beta", "gamma", "delta"}
+	for i := range steps {
+		v := fmt.Sprintf("v%d", i)
+		if i < len(own) {
+			v = own[i]
+		}
+		fmt.Fprintf(&b, "    - pluginAuth:\n        name: required_header\n        exportedSymbolName: Plugin\n"+
+			"        config:\n          RequiredHeader: x-required\n          AllowedValues: [alpha, %s]\n", v)
+	}
+	return b.String()
 }
 
 // CheckRequest is what Envoy sends for a browser's API call on the plugin route of

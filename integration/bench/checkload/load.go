@@ -15,6 +15,8 @@ import (
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 	"gatehouse.dev/gatehouse/internal/mtls"
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	"google.golang.org/protobuf/proto"
 )
 
 // Warmup is how long each server is loaded, unmeasured, before the first round.
@@ -57,6 +59,18 @@ func NewLoader(ctx context.Context, env *benchkit.Env, dir string, o Options, pa
 		}
 	}
 	return l, nil
+}
+
+// SetRequest makes req the request of workload name, written in protobuf binary form,
+// which ghz sends as is (-B) instead of converting JSON on every call.
+func (l *Loader) SetRequest(name string, req *authv3.CheckRequest) error {
+	b, err := proto.Marshal(req)
+	if err != nil {
+		return err
+	}
+	p := filepath.Join(l.dir, "check-"+name+".bin")
+	l.data[name] = p
+	return os.WriteFile(p, b, 0o644)
 }
 
 // Phase is what one Measure loads: a base server and the one compared with it, the
@@ -169,6 +183,38 @@ func (l *Loader) MeasureUnpinned(ctx context.Context, ph Phase, rounds int) ([]M
 		err = perr
 	}
 	return runs, err
+}
+
+// Profile loads gatehouse with the requests of load while fetching a CPU profile from
+// its admin server into file, and returns `go tool pprof -top -cum` of it under the
+// name what, as a section prints it after its text; "" when file is "".
+func (l *Loader) Profile(ctx context.Context, gh *Server, load, what, file string) (string, error) {
+	if file == "" {
+		return "", nil
+	}
+	if gh.Admin == "" {
+		return "", fmt.Errorf("gatehouse was started without --admin-listen")
+	}
+	benchkit.Progress("profiling gatehouse under %s load", what)
+	seconds := max(int((l.Duration-2*time.Second)/time.Second), 1)
+	errc := make(chan error, 1)
+	go func() {
+		_, _, err := l.ghzRun(ctx, gh, load, l.Duration, 0)
+		errc <- err
+	}()
+	select { // let the load reach its steady state
+	case <-ctx.Done():
+	case <-time.After(time.Second):
+	}
+	perr := benchkit.FetchProfile(ctx, "http://"+gh.Admin+"/debug/pprof/profile?seconds="+strconv.Itoa(seconds), file)
+	if err := <-errc; err != nil {
+		return "", err
+	}
+	if perr != nil {
+		return "", perr
+	}
+	top, err := benchkit.Output(ctx, "", "go", "tool", "pprof", "-top", "-cum", "-nodecount=45", file)
+	return fmt.Sprintf("CPU profile of gatehouse under %s load (%s):\n\n%s", what, file, top), err
 }
 
 // measureOne runs ghz once against srv and charges the server's CPU, and each

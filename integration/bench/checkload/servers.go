@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
-	"google.golang.org/protobuf/proto"
 
 	"gatehouse.dev/gatehouse/integration/bench/benchkit"
 )
@@ -112,18 +109,6 @@ func WaitUntil(ctx context.Context, s *Server, probe func(context.Context) error
 	return benchkit.Poll(ctx, s.Proc, 30*time.Second, 100*time.Millisecond, probe)
 }
 
-// SetRequest makes req the request of workload name, written in protobuf binary form,
-// which ghz sends as is (-B) instead of converting JSON on every call.
-func (l *Loader) SetRequest(name string, req *authv3.CheckRequest) error {
-	b, err := proto.Marshal(req)
-	if err != nil {
-		return err
-	}
-	p := filepath.Join(l.dir, "check-"+name+".bin")
-	l.data[name] = p
-	return os.WriteFile(p, b, 0o644)
-}
-
 // BrowserRequest is what Envoy sends for a browser's GET of path on the route of id:
 // the eight headers every such request has plus extra, the route's config_id and
 // both peers.
@@ -150,54 +135,4 @@ func BrowserRequest(id, path string, extra map[string]string) *authv3.CheckReque
 		}},
 		ContextExtensions: map[string]string{"config_id": id},
 	}}
-}
-
-// Profile loads gatehouse with the requests of load while fetching a CPU profile from
-// its admin server into file, and returns `go tool pprof -top -cum` of it under the
-// name what, as a section prints it after its text; "" when file is "".
-func (l *Loader) Profile(ctx context.Context, gh *Server, load, what, file string) (string, error) {
-	if file == "" {
-		return "", nil
-	}
-	if gh.Admin == "" {
-		return "", fmt.Errorf("gatehouse was started without --admin-listen")
-	}
-	benchkit.Progress("profiling gatehouse under %s load", what)
-	seconds := max(int((l.Duration-2*time.Second)/time.Second), 1)
-	errc := make(chan error, 1)
-	go func() {
-		_, _, err := l.ghzRun(ctx, gh, load, l.Duration, 0)
-		errc <- err
-	}()
-	select { // let the load reach its steady state
-	case <-ctx.Done():
-	case <-time.After(time.Second):
-	}
-	perr := benchkit.FetchProfile(ctx, "http://"+gh.Admin+"/debug/pprof/profile?seconds="+strconv.Itoa(seconds), file)
-	if err := <-errc; err != nil {
-		return "", err
-	}
-	if perr != nil {
-		return "", perr
-	}
-	top, err := benchkit.Output(ctx, "", "go", "tool", "pprof", "-top", "-cum", "-nodecount=45", file)
-	return fmt.Sprintf("CPU profile of gatehouse under %s load (%s):\n\n%s", what, file, top), err
-}
-
-// chainYAML is an AuthConfig name with steps required_header steps, each allowing
-// "alpha" and a value of its own, so that every step runs for "alpha".
-func chainYAML(name string, steps int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "apiVersion: enterprise.gateway.gatehouse.dev/v1\nkind: AuthConfig\nmetadata:\n  name: %s\n"+
-		"  namespace: gatehouse-system\nspec:\n  configs:\n", name)
-	own := []string{"beta", "gamma", "delta"}
-	for i := range steps {
-		v := fmt.Sprintf("v%d", i)
-		if i < len(own) {
-			v = own[i]
-		}
-		fmt.Fprintf(&b, "    - pluginAuth:\n        name: required_header\n        exportedSymbolName: Plugin\n"+
-			"        config:\n          RequiredHeader: x-required\n          AllowedValues: [alpha, %s]\n", v)
-	}
-	return b.String()
 }
