@@ -52,16 +52,6 @@ func Summarize(runs []Measurement, loads []string, servers ...string) []Summary 
 	return out
 }
 
-// Pair finds the summaries of base and server for path.
-func Pair(sums []Summary, path, base, server string) (b, s Summary, ok bool) {
-	ib := slices.IndexFunc(sums, func(x Summary) bool { return x.Path == path && x.Server == base })
-	is := slices.IndexFunc(sums, func(x Summary) bool { return x.Path == path && x.Server == server })
-	if ib < 0 || is < 0 {
-		return Summary{}, Summary{}, false
-	}
-	return sums[ib], sums[is], true
-}
-
 // Ratios is, for each round that loaded both servers with load, the figure of server
 // over that of base, in round order.
 func Ratios(runs []Measurement, load, server, base string, figure func(Measurement) float64) []float64 {

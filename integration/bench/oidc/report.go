@@ -40,26 +40,26 @@ func (o *result) markdown(measured string, opt Options) string {
 		opt.Concurrency, opt.Duration, opt.Rounds, o.CookieBytes["cookie"], o.CookieBytes["redis"])
 	b.WriteString(o.refreshNote())
 	checkload.WriteOthers(&b, o.Runs)
-	sums := checkload.Summarize(o.Runs, modeNames(), "bare", "gatehouse")
-	checkload.WriteSummary(&b, sums, "session", o.Companions)
+	checkload.WriteSummary(&b, checkload.Summarize(o.Runs, modeNames(), "bare", "gatehouse"), "session", o.Companions)
 	var beside strings.Builder
 	beside.WriteString("Beside the plugin figures of the same run (each against the bare server loaded with the same request):\n\n")
 	beside.WriteString("| gatehouse runs | requests/s | p99 | CPU-µs/Check | with redis-server | CPU/Check ÷ bare | with redis-server ÷ bare | p99 ÷ bare |\n" +
 		"|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	rows := []struct {
 		label, load string
-		sums        []checkload.Summary
+		runs        []checkload.Measurement
 	}{
-		{"the required_header plugin (allow)", "allow", checkload.Summarize(o.Plugin, []string{"allow"}, "bare", "gatehouse")},
-		{"the OIDC step, cookie session", "cookie", sums},
-		{"the OIDC step, Redis session", "redis", sums},
+		{"the required_header plugin (allow)", "allow", o.Plugin},
+		{"the OIDC step, cookie session", "cookie", o.Runs},
+		{"the OIDC step, Redis session", "redis", o.Runs},
 	}
 	ratio := func(a, b time.Duration) float64 { return float64(a) / float64(b) }
 	for _, row := range rows {
-		bare, gh, ok := checkload.Pair(row.sums, row.load, "bare", "gatehouse")
-		if !ok {
-			continue
+		sums := checkload.Summarize(row.runs, []string{row.load}, "bare", "gatehouse")
+		if len(sums) != 2 {
+			continue // a server without a run of the load
 		}
+		bare, gh := sums[0], sums[1]
 		withRedis := gh.CPUPerCheck
 		if len(gh.Companions) > 0 {
 			withRedis += gh.Companions[0] // redis-server
