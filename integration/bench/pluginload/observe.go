@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -32,9 +31,7 @@ type observed struct {
 	Accepted   time.Duration // msgAccepted for loadConfigID: pre-flight, trial load, plugin.Open and the chain built
 	TrialStart time.Duration // gatehouse's child process, the trial load, first seen in /proc
 	// TrialEnd is when the child was first seen gone (or a zombie), or when Accepted
-	// was seen if that came first: gatehouse waits for the child before it goes on, so
-	// the log line proves the child gone. (The observer shares two CPUs with gatehouse
-	// and its child; a scan can come late.)
+	// was seen if that came first: gatehouse waits for the child before it logs that.
 	TrialEnd time.Duration
 	rejected string // the error of msgRejected, if logged
 }
@@ -52,12 +49,13 @@ func (o observed) summary() string {
 }
 
 // observer follows, every observeEvery, gatehouse's log for the lines of a plugin
-// change and /proc for the child process gatehouse starts for the trial load.
+// change and /proc for the child process gatehouse starts for the trial load. Only
+// its own goroutine writes seen; stop reads it after that goroutine is done.
 type observer struct {
 	pid   int
 	log   *benchkit.LogTail
 	known map[int]bool // pids already looked at
-	child int
+	child int          // the trial-load child: 0 until seen, -1 once seen gone
 	// spare is gatehouse's spare trial-load child (loader.TrialSpare) waiting at the
 	// rename, or 0, and spareRead the bytes it had read: it starts the trial when it
 	// reads the request on its stdin.
@@ -65,11 +63,8 @@ type observer struct {
 	spareRead int64
 	t0        time.Time
 	quit      chan struct{}
-	done      chan struct{}
-
-	mu       sync.Mutex
-	seen     observed
-	complete chan struct{} // closed once the change was accepted or rejected and the child is gone
+	done      chan struct{} // closed once the change is over or quit is closed
+	seen      observed
 }
 
 // newObserver prepares to watch gatehouse pid, whose log is logPath, from the log's
@@ -84,21 +79,14 @@ func newObserver(pid int, logPath string) (*observer, error) {
 		f.Close()
 		return nil, err
 	}
-	o := &observer{pid: pid, log: f, known: map[int]bool{}, quit: make(chan struct{}), done: make(chan struct{}), complete: make(chan struct{})}
+	o := &observer{pid: pid, log: f, known: map[int]bool{}, quit: make(chan struct{}), done: make(chan struct{})}
 	for _, p := range all {
 		o.known[p] = true
-		if isSpare(p, pid) {
+		if st, err := benchkit.ReadProcStat(p); err == nil && st.PPID == pid && trialArgs(p) == "spare" {
 			o.spare, o.spareRead = p, readChars(p)
 		}
 	}
 	return o, nil
-}
-
-// isSpare reports whether pid is a spare trial-load child of parent, waiting for the
-// file it is to open.
-func isSpare(pid, parent int) bool {
-	st, err := benchkit.ReadProcStat(pid)
-	return err == nil && st.PPID == parent && trialArgs(pid) == "spare"
 }
 
 // trialArgs is "spare" for `gatehouse plugin __trial --request-stdin` (a spare started
@@ -123,14 +111,12 @@ func trialArgs(pid int) string {
 // gone.
 func readChars(pid int) int64 {
 	p, err := procfs.NewProc(pid)
-	if err != nil {
-		return -1
+	if err == nil {
+		if io, err := p.IO(); err == nil {
+			return int64(io.RChar)
+		}
 	}
-	io, err := p.IO()
-	if err != nil {
-		return -1
-	}
-	return int64(io.RChar)
+	return -1
 }
 
 // start sets the time offsets count from and starts watching.
@@ -148,6 +134,9 @@ func (o *observer) run() {
 	for {
 		o.scanChildren()
 		o.readLog()
+		if o.over() {
+			return
+		}
 		select {
 		case <-o.quit:
 			return
@@ -156,10 +145,16 @@ func (o *observer) run() {
 	}
 }
 
-// wait returns what was seen once the change completed, or when ctx ends.
+// over reports whether the change was accepted or rejected and the trial-load child,
+// if seen, was seen gone.
+func (o *observer) over() bool {
+	return (o.seen.Accepted != 0 || o.seen.rejected != "") && (o.child == 0 || o.seen.TrialEnd != 0)
+}
+
+// wait returns what was seen once the change is over, or when ctx ends.
 func (o *observer) wait(ctx context.Context) observed {
 	select {
-	case <-o.complete:
+	case <-o.done:
 	case <-ctx.Done():
 	}
 	return o.stop()
@@ -170,22 +165,22 @@ func (o *observer) stop() observed {
 	close(o.quit)
 	<-o.done
 	o.log.Close()
-	o.mu.Lock()
-	defer o.mu.Unlock()
 	return o.seen
 }
 
 func (o *observer) scanChildren() {
 	switch {
 	case o.child < 0: // seen and gone
-		return
-	case o.child == 0:
-		// A spare that read its request (or died) is the trial's child from then on.
-		if o.spare != 0 && readChars(o.spare) != o.spareRead {
-			o.child = o.spare
-			o.record(func(s *observed) { s.TrialStart = o.since() })
-			return
+	case o.child > 0:
+		if st, err := benchkit.ReadProcStat(o.child); err != nil || st.State == "Z" || st.PPID != o.pid {
+			o.child = -1
+			o.seen.TrialEnd = o.since()
 		}
+	case o.spare != 0 && readChars(o.spare) != o.spareRead:
+		// A spare that read its request (or died) is the trial's child from then on.
+		o.child = o.spare
+		o.seen.TrialStart = o.since()
+	default:
 		all, err := benchkit.Pids()
 		if err != nil {
 			return
@@ -199,73 +194,42 @@ func (o *observer) scanChildren() {
 				o.known[p] = true
 				continue
 			}
-			switch trialArgs(p) {
-			case "":
-				// Forked but not yet running the trial (its command line is still
-				// gatehouse's): looked at again next time.
-			case "spare":
-				o.known[p] = true // the spare started for the next change
-			default:
+			// A child forked but not yet running the trial (its command line is still
+			// gatehouse's) is looked at again next time; a spare is for the next change.
+			if kind := trialArgs(p); kind != "" {
 				o.known[p] = true
-				o.child = p
-				o.record(func(s *observed) { s.TrialStart = o.since() })
-				return
+				if kind == "trial" {
+					o.child = p
+					o.seen.TrialStart = o.since()
+					return
+				}
 			}
-		}
-	default:
-		if st, err := benchkit.ReadProcStat(o.child); err != nil || st.State == "Z" || st.PPID != o.pid {
-			o.child = -1
-			o.record(func(s *observed) { s.TrialEnd = o.since() })
 		}
 	}
 }
 
 func (o *observer) readLog() {
 	for _, l := range o.log.Lines() {
-		o.line([]byte(l))
-	}
-}
-
-func (o *observer) line(b []byte) {
-	var ev struct {
-		Message  string `json:"message"`
-		ConfigID string `json:"config_id"`
-		Error    string `json:"error"`
-	}
-	if json.Unmarshal(b, &ev) != nil {
-		return
-	}
-	at := o.since()
-	switch {
-	case ev.Message == msgChanged:
-		o.record(func(s *observed) { s.Detected = at })
-	case ev.Message == msgAccepted && ev.ConfigID == loadConfigID:
-		o.record(func(s *observed) {
-			s.Accepted = at
-			if s.TrialStart != 0 && s.TrialEnd == 0 {
-				s.TrialEnd = at
+		var ev struct {
+			Message  string `json:"message"`
+			ConfigID string `json:"config_id"`
+			Error    string `json:"error"`
+		}
+		if json.Unmarshal([]byte(l), &ev) != nil {
+			continue
+		}
+		at := o.since()
+		switch {
+		case ev.Message == msgChanged:
+			o.seen.Detected = at
+		case ev.Message == msgAccepted && ev.ConfigID == loadConfigID:
+			o.seen.Accepted = at
+			if o.seen.TrialStart != 0 && o.seen.TrialEnd == 0 {
+				o.seen.TrialEnd = at
 				o.child = -1
 			}
-		})
-	case ev.Message == msgRejected && ev.ConfigID == loadConfigID:
-		o.record(func(s *observed) { s.rejected = ev.Error })
-	}
-}
-
-// record updates what was seen under the lock and closes complete when the change is over.
-func (o *observer) record(f func(*observed)) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	f(&o.seen)
-	over := o.seen.Accepted != 0 || o.seen.rejected != ""
-	if over && o.child != 0 && o.seen.TrialEnd == 0 {
-		over = false // the child was seen and has not been seen gone yet
-	}
-	if over {
-		select {
-		case <-o.complete:
-		default:
-			close(o.complete)
+		case ev.Message == msgRejected && ev.ConfigID == loadConfigID:
+			o.seen.rejected = ev.Error
 		}
 	}
 }

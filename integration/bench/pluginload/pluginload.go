@@ -31,9 +31,8 @@ const (
 	checkEvery = 5 * time.Millisecond
 	// swapTimeout bounds one swap; the target is 1s.
 	swapTimeout = 10 * time.Second
-	// swapGap is the pause before each swap. No plugin is rebuilt faster than this, and
-	// gatehouse starts its next spare trial-load child once a swap is done: a swap
-	// right on the heels of another would time the two at once.
+	// swapGap is the pause before each swap, so that gatehouse's next spare trial-load
+	// child, started once a swap is done, is not timed with the next swap.
 	swapGap = time.Second
 )
 
@@ -58,10 +57,6 @@ func buildLoadPlugins(ctx context.Context, root, dir, gatehouse string, n int) (
 	if err != nil {
 		return nil, err
 	}
-	gomod, err := os.ReadFile(filepath.Join(src, "go.mod"))
-	if err != nil {
-		return nil, err
-	}
 	const constant = `const Build = "dev"`
 	if !strings.Contains(string(code), constant) {
 		return nil, fmt.Errorf("%s/loadplugin.go: no %s to replace", loadPluginModule, constant)
@@ -70,14 +65,11 @@ func buildLoadPlugins(ctx context.Context, root, dir, gatehouse string, n int) (
 	for i := 1; i <= n; i++ {
 		v := strconv.Itoa(i)
 		mod := filepath.Join(dir, "loadplugin-src", v)
-		if err := os.MkdirAll(mod, 0o755); err != nil {
+		if err := os.CopyFS(mod, os.DirFS(src)); err != nil {
 			return nil, err
 		}
 		versioned := strings.Replace(string(code), constant, `const Build = "`+v+`"`, 1)
 		if err := os.WriteFile(filepath.Join(mod, "loadplugin.go"), []byte(versioned), 0o644); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(mod, "go.mod"), gomod, 0o644); err != nil {
 			return nil, err
 		}
 		so := filepath.Join(dir, "loadplugin-out", v)
