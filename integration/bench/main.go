@@ -181,7 +181,13 @@ func run(ctx context.Context, o options) error {
 		fmt.Print(r.Markdown + "\n" + r.Profile)
 	}
 	if !o.write {
-		return printTable(o, rs)
+		if o.table {
+			if rs, err = benchkit.LoadResults(o.results, tableOrder()); err != nil {
+				return err
+			}
+		}
+		fmt.Print(benchkit.GoalTable(rs))
+		return nil
 	}
 	rel, err := filepath.Rel(filepath.Dir(o.file), o.results)
 	if err != nil {

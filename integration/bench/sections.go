@@ -149,15 +149,3 @@ func render(doc string, rs []benchkit.Result) (string, error) {
 	}
 	return goalTable.Replace(doc, benchkit.GoalTable(rs))
 }
-
-// printTable prints the goal table of this run, or with -table, of the stored results.
-func printTable(o options, rs []benchkit.Result) error {
-	if o.table {
-		var err error
-		if rs, err = benchkit.LoadResults(o.results, tableOrder()); err != nil {
-			return err
-		}
-	}
-	fmt.Print(benchkit.GoalTable(rs))
-	return nil
-}
