@@ -65,23 +65,19 @@ func ParseGoBench(out string) []GoBench {
 // MedianGoBench folds the runs of each benchmark into one, each metric the median of
 // its runs (the lower middle one for an even count), in the order benchmarks first ran.
 func MedianGoBench(bs []GoBench) []GoBench {
-	type key struct{ pkg, name string }
-	runs := map[key][]GoBench{}
-	var order []key
-	for _, b := range bs {
-		k := key{b.Package, b.Name}
-		if runs[k] == nil {
-			order = append(order, k)
+	var out []GoBench
+	for i, b := range bs {
+		same := func(r GoBench) bool { return r.Package == b.Package && r.Name == b.Name }
+		if slices.ContainsFunc(bs[:i], same) {
+			continue // folded into its first run
 		}
-		runs[k] = append(runs[k], b)
-	}
-	out := make([]GoBench, 0, len(order))
-	for _, k := range order {
-		med := GoBench{Package: k.pkg, Name: k.name, Metrics: map[string]float64{}}
-		for unit := range runs[k][0].Metrics {
+		med := GoBench{Package: b.Package, Name: b.Name, Metrics: map[string]float64{}}
+		for unit := range b.Metrics {
 			var vs []float64
-			for _, r := range runs[k] {
-				vs = append(vs, r.Metrics[unit])
+			for _, r := range bs[i:] {
+				if same(r) {
+					vs = append(vs, r.Metrics[unit])
+				}
 			}
 			slices.Sort(vs)
 			med.Metrics[unit] = vs[(len(vs)-1)/2]

@@ -94,10 +94,9 @@ func (s *Procs) Start(name, logPath string, env []string, bin string, args ...st
 		return nil, err
 	}
 	defer f.Close()
-	cmd := exec.Command(bin, args...)
+	cmd := command(context.Background(), "", bin, args...)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
