@@ -37,15 +37,11 @@ func FetchProfile(ctx context.Context, url, file string) error {
 		return err
 	}
 	defer body.Close()
-	f, err := os.Create(file)
+	b, err := io.ReadAll(body)
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(f, body); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return os.WriteFile(file, b, 0o666)
 }
 
 // Metric sums every sample of the metric name (whatever its labels) that a Prometheus
