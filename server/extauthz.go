@@ -62,8 +62,8 @@ func (a *Authorizer) check(ctx context.Context, req *authv3.CheckRequest, raw []
 		return checkResponse(pluginapi.Forbidden()), nil
 	}
 	c, ok := a.reg.Lookup(id)
-	if !ok { // a Check before the first config waits for it (readiness.go)
-		c, ok = a.reg.AwaitFirstConfig(ctx, id)
+	if !ok { // a config on its way is waited for (Registry.AwaitConfig)
+		c, ok = a.reg.AwaitConfig(ctx, id)
 	}
 	if !ok {
 		a.unknown.Warn().Str("config_id", id).Str("request_id", ar.RequestID).Msg("no auth config with this config_id is serving; denying")

@@ -24,8 +24,9 @@ const LivenessService = "liveness"
 // Ready (SERVING, /ready 200) holds only between Configured and Leave, and until
 // SetNotServing; live (LivenessService SERVING, /healthz 200) holds until SetNotServing.
 // No state is ever left backwards. A Check that arrives before the first complete config
-// and names a config_id not serving yet waits for that config (Registry.AwaitFirstConfig),
-// until its deadline, rather than being denied for a config on its way.
+// and names a config_id not serving yet waits for that config (Registry.AwaitConfig),
+// until its deadline, rather than being denied for a config on its way; after it, such
+// a Check waits a short while (see AwaitConfig).
 type readiness struct {
 	mu         sync.Mutex
 	health     *health.Server // nil until NewGRPCServer

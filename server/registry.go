@@ -69,8 +69,10 @@ type Registry struct {
 	// stopping ends with Stop (registry_build.go).
 	stopping context.Context
 	stop     context.CancelFunc
-	// applied is closed once the first Apply has run to its end; until then published is
-	// closed and replaced on every publish (registry_build.go).
+	// applied is closed once the first Apply has run to its end; published is closed
+	// and replaced on every publish, and waiters counts the Checks waiting for a
+	// config after it (registry_build.go).
+	waiters     atomic.Int32
 	applied     chan struct{}
 	appliedOnce sync.Once
 	published   atomic.Pointer[chan struct{}]

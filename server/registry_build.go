@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"time"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	"gatehouse.dev/gatehouse/server/chain"
@@ -26,20 +27,56 @@ func (r *Registry) Stop() { r.stop() }
 // Stopped reports whether Stop was called.
 func (r *Registry) Stopped() bool { return r.stopping.Err() != nil }
 
-// AwaitFirstConfig is Lookup for a Check that finds no chain for id: before the first
-// Apply has run to its end it waits until id serves, that Apply ends, ctx ends or Stop
-// is called, and returns the chain serving id then. After the first Apply it does not
-// wait.
-func (r *Registry) AwaitFirstConfig(ctx context.Context, id string) (*chain.Chain, bool) {
+// MaxConfigWait bounds how long, once the first config is built, a Check that names a
+// config_id not serving waits for it (AwaitConfig).
+const MaxConfigWait = time.Second
+
+// maxConfigWaiters bounds the Checks waiting in AwaitConfig at once after the first
+// Apply; beyond it, a Check for an unknown config_id is denied at once.
+const maxConfigWaiters = 1024
+
+// AwaitConfig is Lookup for a Check that finds no chain for id, and returns the chain
+// serving id when it stops waiting:
+//   - before the first Apply has run to its end, it waits until id serves, that Apply
+//     ends, ctx ends or Stop is called;
+//   - after it, it waits until id serves, for at most MaxConfigWait and half of what is
+//     left of ctx's deadline (so a denial still reaches the caller in time). The
+//     control plane sends a route to the proxies once the replicas have its config;
+//     a replica that does not have it yet (it finished its first config just now, or
+//     lagged past the control plane's bound) has it on the way.
+func (r *Registry) AwaitConfig(ctx context.Context, id string) (*chain.Chain, bool) {
+	var limit <-chan time.Time
+	select {
+	case <-r.applied:
+		if r.waiters.Add(1) > maxConfigWaiters {
+			r.waiters.Add(-1)
+			return r.Lookup(id)
+		}
+		defer r.waiters.Add(-1)
+		wait := MaxConfigWait
+		if d, ok := ctx.Deadline(); ok {
+			wait = min(wait, time.Until(d)/2)
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		limit = t.C
+	default:
+	}
 	for {
 		published := *r.published.Load()
 		if c, ok := r.Lookup(id); ok {
 			return c, true
 		}
+		applied := r.applied
+		if limit != nil {
+			applied = nil // already closed: wait for the config itself
+		}
 		select {
-		case <-r.applied:
+		case <-applied:
 			return r.Lookup(id)
 		case <-published: // a chain was served: look again
+		case <-limit:
+			return r.Lookup(id)
 		case <-ctx.Done():
 			return nil, false
 		case <-r.stopping.Done():
@@ -48,14 +85,8 @@ func (r *Registry) AwaitFirstConfig(ctx context.Context, id string) (*chain.Chai
 	}
 }
 
-// announce wakes the Checks waiting in AwaitFirstConfig, until the first Apply ended.
-// Caller holds publishMu.
+// announce wakes the Checks waiting in AwaitConfig. Caller holds publishMu.
 func (r *Registry) announce() {
-	select {
-	case <-r.applied:
-		return
-	default:
-	}
 	next := make(chan struct{})
 	close(*r.published.Swap(&next))
 }

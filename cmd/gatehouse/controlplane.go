@@ -188,7 +188,7 @@ func newControlplane(log zerolog.Logger, xdsListen, xdsTLSDir string, ackBound, 
 	}}
 	po.AckBound = ackBound
 	po.ProxiesCaughtUp = func() bool { return cp.xds.CaughtUp(xds.RouteType) && cp.xds.CaughtUp(xds.VirtualHostType) }
-	po.ExtauthAcked = func(f func(string, map[string]string)) { cp.xds.EachAcked(xds.RoleExtauth, xds.ExtAuthConfigType, f) }
+	po.ExtauthAcked = func(f func(string, map[string]string)) { cp.xds.EachServing(xds.RoleExtauth, xds.ExtAuthConfigType, f) }
 	po.ProxiesAcked = func(typeURL string, f func(string, map[string]string)) {
 		cp.xds.EachAcked(xds.DefaultProxyRole, typeURL, f)
 	}

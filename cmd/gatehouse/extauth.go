@@ -163,6 +163,7 @@ func runExtauthXDS(ctx context.Context, log zerolog.Logger, o extauthOptions) er
 	g.Go(func() error {
 		return xdsclient.Run(follow, xdsclient.Options{
 			Addr: o.xds, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, Log: log, Credentials: creds,
+			Serving: ex.built.Load,
 			Handle: ex.xdsHandle(func(st []server.Status) {
 				ex.metrics.SetStatus(st)
 				versions.Statuses(st)

@@ -39,7 +39,7 @@ type gate struct {
 	// clients names the clients in the log ("extauth replicas", "proxies").
 	clients string
 	// acked reports, for every connected client, whether it has acknowledged each
-	// id (for extauth, xds.Server.EachAcked of the extauth role and type); nil:
+	// id (for extauth, xds.Server.EachServing of the extauth role and type); nil:
 	// nothing is held.
 	acked func(f func(node string, has func(id string) bool))
 	// book, when set, makes the clients' books keep the acknowledgements of id (on)

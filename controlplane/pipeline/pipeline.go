@@ -53,8 +53,9 @@ type Options struct {
 	// The resources are shared: never modify them.
 	OnServing func([]*source.Resource)
 	// ExtauthAcked, when set, reports every connected extauth replica and the
-	// ExtAuthConfigs it acknowledged (xds.Server.EachAcked for xds.RoleExtauth and
-	// xds.ExtAuthConfigType): a virtual host whose routes name a new AuthConfig then
+	// ExtAuthConfigs it acknowledged (xds.Server.EachServing for xds.RoleExtauth and
+	// xds.ExtAuthConfigType, which leaves out the replicas still building their first
+	// config and answering no Check): a virtual host whose routes name a new AuthConfig then
 	// reaches the proxies only once every replica has it, or after AckBound (default
 	// DefaultAckBound). Call Acked whenever what they acknowledged changes.
 	ExtauthAcked func(f func(node string, acked map[string]string))

@@ -253,6 +253,21 @@ func (s *Server) EachAcked(role, typeURL string, f func(node string, acked map[s
 	}
 }
 
+// EachServing is EachAcked without the clients still joining: those that said they
+// were not serving yet (ServingKey) and have answered no response of typeURL on this
+// stream. Such a client answers no Check until it has built what the stream's first
+// response brings, so waiting for it would only hold back the others' changes.
+func (s *Server) EachServing(role, typeURL string, f func(node string, acked map[string]string)) {
+	c := s.cb
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, b := range c.streams {
+		if b.role == role && !(b.joining && b.acked[typeURL] == nil) {
+			f(b.node, b.acked[typeURL].view())
+		}
+	}
+}
+
 // namesAndVersions are the names and versions of what a response carried.
 func (sr *sentResponse) namesAndVersions() ([]string, map[string]string) {
 	versions := map[string]string{}

@@ -42,6 +42,8 @@ type streamID struct {
 
 type streamBook struct {
 	role, node string // role is "" until the node named a valid one
+	// joining: the node said it was not serving yet (ServingKey) when it named its role.
+	joining bool
 	// peer is who the client's certificate names, when roles come from certificates.
 	peer mtls.Peer
 	ctx  context.Context // the stream's, for the peer's address in a refusal
@@ -148,6 +150,9 @@ func (c *callbacks) request(id streamID, node *core.Node, typeURL, nonce, detail
 		if role, err := roleOf(node); err == nil {
 			b.role = role
 			joined = true
+			if v, ok := node.GetMetadata().GetFields()[ServingKey]; ok {
+				b.joining = !v.GetBoolValue()
+			}
 			c.s.metrics.clients.WithLabelValues(role).Inc()
 		}
 		if b.guard != nil {

@@ -10,6 +10,12 @@ import (
 const (
 	// RoleKey is the node metadata field that carries a client's role.
 	RoleKey = "role"
+	// ServingKey is the node metadata field (a bool) by which an extauth replica says
+	// whether it answered Checks when it opened the stream. One that says false builds
+	// its first complete config from the stream's first response and is not sent
+	// Checks until then, so what is acknowledged does not wait for it meanwhile
+	// (Server.EachServing). A client that does not say is taken to be serving.
+	ServingKey = "serving"
 	// RoleExtauth is every extauth server; it is served ExtAuthConfig resources.
 	RoleExtauth = "extauth"
 	// DefaultProxyRole is the gateway proxy a VirtualService is served on when it names

@@ -117,3 +117,54 @@ func (s *system) expectDataPlane(t *testing.T, kind, name, dataPlane string) {
 		return fmt.Errorf("%s %s: no status", kind, name)
 	})
 }
+
+// A new route does not wait for an extauth replica that is still building its first
+// config (it is not ready, so no Check reaches it): with the bound far off, the route
+// serves while a second replica spends 6 s building an AuthConfig of the slowstart
+// plugin, and that replica has the new AuthConfig too once it is ready. Before, the
+// route waited for it until it had built everything (or the bound passed).
+func TestANewRouteDoesNotWaitForAReplicaStillJoining(t *testing.T) {
+	s := startSystemWith(t, "alpha", "", "--extauth-ack-timeout", "2m")
+	s.ex.Kill()
+	s.plugins = testbin.PluginDir(t, "./integration/testdata/plugins/slowstart", "./plugins/required_header")
+	s.startExtauth(t)
+	s.expect(t, "/joining", alpha, http.StatusOK) // the "/" route, secured by plugin-auth
+	testbin.WriteFile(t, filepath.Join(s.dir, "slow_auth.yaml"), slowAuthConfig("slow-auth", "6s"))
+	s.expectDataPlane(t, "AuthConfig", "slow-auth", "extauth 1/1")
+
+	admin := testbin.FreeAddr(t)
+	second := testbin.Start(t, nil, testbin.Gatehouse(t), "extauth", "--xds", s.xds, "--plugin-dir", s.plugins,
+		"--listen", testbin.FreeAddr(t), "--admin-listen", admin)
+	s.expectDataPlane(t, "AuthConfig", "slow-auth", "extauth 1/2") // connected, building
+
+	testbin.WriteFile(t, filepath.Join(s.dir, "joining_auth.yaml"), `apiVersion: enterprise.gateway.gatehouse.dev/v1
+kind: AuthConfig
+metadata: {name: joining-auth, namespace: gatehouse-system}
+spec:
+  configs:
+    - pluginAuth: {name: required_header, exportedSymbolName: Plugin, config: {RequiredHeader: x-joining, AllowedValues: ["yes"]}}
+`)
+	vs := virtualService("default", `["*"]`, "/extra")
+	vs = strings.Replace(vs, "      - matchers: [{prefix: /}]", `      - matchers: [{prefix: /joining}]
+        routeAction: {single: {upstream: {name: echo, namespace: gatehouse-system}}}
+        options: {extauth: {configRef: {name: joining-auth, namespace: gatehouse-system}}}
+      - matchers: [{prefix: /}]`, 1)
+	testbin.WriteFile(t, filepath.Join(s.dir, "virtual_service.yaml"), vs)
+	s.expectDataPlane(t, "VirtualService", "default", "proxies 1/1")
+	// The new route asks for x-joining, where the old one ("/", plugin-auth) let alpha
+	// through.
+	s.expect(t, "/joining", alpha, http.StatusForbidden)
+	s.expect(t, "/joining", map[string]string{"x-joining": "yes"}, http.StatusOK)
+	resp, err := http.Get("http://" + admin + "/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Fatal("the second replica was ready by the time the new route served: the route waited for it to build its first config")
+	}
+	s.expectDataPlane(t, "AuthConfig", "joining-auth", "extauth 2/2")
+	if second.Exited() {
+		t.Fatalf("the second replica exited:\n%s", second.Output())
+	}
+}

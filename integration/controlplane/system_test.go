@@ -33,6 +33,8 @@ type system struct {
 	client                     *http.Client
 	// plugins is extauth's plugin folder ("": the sample plugins).
 	plugins string
+	// cpArgs are more flags of the control plane.
+	cpArgs []string
 }
 
 func startSystem(t *testing.T, allowed string) *system { return startSystemTLS(t, allowed, "") }
@@ -41,11 +43,17 @@ func startSystem(t *testing.T, allowed string) *system { return startSystemTLS(t
 // folders of certs (none when "").
 func startSystemTLS(t *testing.T, allowed, certs string) *system {
 	t.Helper()
+	return startSystemWith(t, allowed, certs)
+}
+
+// startSystemWith is startSystemTLS with more flags for the control plane.
+func startSystemWith(t *testing.T, allowed, certs string, cpArgs ...string) *system {
+	t.Helper()
 	echo := httptest.NewServer(devgateway.Echo())
 	t.Cleanup(echo.Close)
 	s := &system{
 		xds: testbin.FreeAddr(t), admin: testbin.FreeAddr(t), gw: testbin.FreeAddr(t), extauthAdr: testbin.FreeAddr(t),
-		client: &http.Client{Timeout: 5 * time.Second}, certs: certs,
+		client: &http.Client{Timeout: 5 * time.Second}, certs: certs, cpArgs: cpArgs,
 	}
 	s.dir = resources(t, echo.Listener.Addr().String(), s.extauthAdr, allowed)
 	s.startControlPlane(t)
@@ -60,7 +68,7 @@ func startSystemTLS(t *testing.T, allowed, certs string) *system {
 func (s *system) startControlPlane(t *testing.T) {
 	t.Helper()
 	s.cp = testbin.Start(t, nil, testbin.Gatehouse(t), append([]string{"controlplane", "--resources", s.dir,
-		"--xds-listen", s.xds, "--admin-listen", s.admin}, s.tlsArgs("controlplane")...)...)
+		"--xds-listen", s.xds, "--admin-listen", s.admin}, append(s.tlsArgs("controlplane"), s.cpArgs...)...)...)
 	testbin.WaitTCP(t, s.cp, s.xds, settle)
 }
 

@@ -35,6 +35,9 @@ type Options struct {
 	NodeID string
 	// Role is put in the node metadata under xds.RoleKey; it decides what is served.
 	Role string
+	// Serving, when set, is put in the node metadata of each stream under
+	// xds.ServingKey: whether this process answers requests as the stream opens.
+	Serving func() bool
 	// Types are the type URLs subscribed to, each as a wildcard delta subscription.
 	Types []string
 	// Credentials secure the connection (mutual TLS); nil is plain text.

@@ -92,11 +92,9 @@ func (c *client) handle(resp *discovery.DeltaDiscoveryResponse) *discovery.Delta
 }
 
 func (c *client) node() *core.Node {
-	return &core.Node{
-		Id:            c.o.NodeID,
-		UserAgentName: "gatehouse",
-		Metadata: &structpb.Struct{Fields: map[string]*structpb.Value{
-			xds.RoleKey: structpb.NewStringValue(c.o.Role),
-		}},
+	meta := map[string]*structpb.Value{xds.RoleKey: structpb.NewStringValue(c.o.Role)}
+	if c.o.Serving != nil {
+		meta[xds.ServingKey] = structpb.NewBoolValue(c.o.Serving())
 	}
+	return &core.Node{Id: c.o.NodeID, UserAgentName: "gatehouse", Metadata: &structpb.Struct{Fields: meta}}
 }
