@@ -87,7 +87,7 @@ func (p *Proxy) Handle(typeURL string, resources map[string]*anypb.Any) error {
 		p.listeners, err = update(p.listeners, resources, p.given[typeURL], typeURL, "listener", new(listenerv3.Listener), sameName((*listenerv3.Listener).GetName), p.parseListener, nil)
 		err = errors.Join(err, p.onePerPort())
 	case resourcev3.RouteType:
-		memo, prev := vhostMemo{}, p.routes
+		memo, prev := make(vhostMemo, len(p.vhosts)), p.routes
 		p.routes, err = update(p.routes, resources, p.given[typeURL], typeURL, "route config", new(routev3.RouteConfiguration), sameName((*routev3.RouteConfiguration).GetName),
 			func(rc *routev3.RouteConfiguration, pr *problems) *routeSpec { return parseRouteConfig(rc, "", pr) },
 			func(n string, a *anypb.Any) (*routeSpec, bool) { return parseRouteConfigMemo(a, n, p.vhosts, memo) })

@@ -47,7 +47,7 @@ func parseRouteConfigMemo(a *anypb.Any, n string, memo, next vhostMemo) (s *rout
 	var pr problems
 	s = parseRouteConfig(rc, "", &pr) // no virtual hosts: the configuration's own fields
 	s.level = string(rest)
-	domains := map[string]string{}
+	domains := make(map[string]string, len(hosts))
 	for _, raw := range hosts {
 		v, hit := memo[string(raw)]
 		if hit {
