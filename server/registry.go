@@ -58,7 +58,10 @@ type Registry struct {
 	wanted     []*extauthv1.ExtAuthConfig
 	translated map[string]error
 	// serving is what Lookup reads: a map of entries never modified once stored.
+	// fresh, while an Apply builds several configs, holds those built so far, which
+	// serve before the Apply ends (buildAll); Lookup looks there first. nil otherwise.
 	serving atomic.Pointer[map[string]*entry]
+	fresh   atomic.Pointer[sync.Map]
 	source  atomic.Pointer[sourceProblem]
 	// failed is, by id, the config whose last build failed. Apply does not build it
 	// again while it is given unchanged (a provider that never answers would hold up
@@ -102,6 +105,11 @@ func NewRegistry(build BuildFunc, log zerolog.Logger) *Registry {
 
 // Lookup returns the chain serving config_id id.
 func (r *Registry) Lookup(id string) (*chain.Chain, bool) {
+	if f := r.fresh.Load(); f != nil {
+		if e, ok := f.Load(id); ok {
+			return e.(*entry).chain, true
+		}
+	}
 	e, ok := (*r.serving.Load())[id]
 	if !ok {
 		return nil, false
@@ -322,18 +330,17 @@ func (r *Registry) RetryRejected() []Status {
 func (r *Registry) publish(entries map[string]*entry) {
 	r.publishMu.Lock()
 	r.serving.Store(&entries)
+	r.fresh.Store(nil) // after the store: a chain built is never out of sight
 	r.announce()
 	r.publishMu.Unlock()
 }
 
-// serveOne serves e as config_id id beside what serves.
-func (r *Registry) serveOne(id string, e *entry) {
+// serveOne serves e as config_id id beside what serves, in fresh (see buildAll).
+func (r *Registry) serveOne(fresh *sync.Map, id string, e *entry) {
+	fresh.Store(id, e)
 	r.publishMu.Lock()
-	defer r.publishMu.Unlock()
-	next := maps.Clone(*r.serving.Load())
-	next[id] = e
-	r.serving.Store(&next)
 	r.announce()
+	r.publishMu.Unlock()
 }
 
 func (r *Registry) reject(id string, err error, servingPrevious bool) Status {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"sync"
 	"time"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
@@ -112,7 +113,11 @@ func (r *Registry) buildAll(cfgs []*extauthv1.ExtAuthConfig, base map[string]*en
 	if len(cfgs) == 1 {
 		return r.buildEach(cfgs, nil) // the caller publishes it as soon as it is built
 	}
-	return r.buildEach(cfgs, func(id string, e *entry) { r.serveOne(id, e) })
+	// Each chain serves from fresh as soon as it is built, until the caller publishes
+	// them all: copying the serving map for each would cost the square of their number.
+	fresh := &sync.Map{}
+	r.fresh.Store(fresh)
+	return r.buildEach(cfgs, func(id string, e *entry) { r.serveOne(fresh, id, e) })
 }
 
 // sameEntries says whether a and b hold the very same entries.

@@ -61,3 +61,31 @@ func BenchmarkExtauthUpdate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExtauthFirstState is a replica's first xDS update: every config new, each
+// served as soon as it is built.
+func BenchmarkExtauthFirstState(b *testing.B) {
+	for _, n := range []int{2500, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			res := map[string]*anypb.Any{}
+			for i := range n {
+				id := fmt.Sprintf("ns.a-%05d", i)
+				a, err := anypb.New(&extauthv1.ExtAuthConfig{ConfigId: id, Steps: []*extauthv1.Step{{Kind: &extauthv1.Step_PluginAuth{PluginAuth: &extauthv1.PluginAuth{Name: "p"}}}}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				res[id] = a
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				reg := server.NewRegistry(func(_ context.Context, cfg *extauthv1.ExtAuthConfig) (*chain.Chain, error) {
+					return &chain.Chain{ID: cfg.GetConfigId()}, nil
+				}, zerolog.Nop())
+				handle := xdsclient.ExtAuthHandler(reg, nil)
+				if err := handle("type.googleapis.com/gatehouse.extauth.v1.ExtAuthConfig", maps.Clone(res)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
