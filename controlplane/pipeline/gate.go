@@ -309,7 +309,7 @@ func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chu
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.held, g.heldNames = 0, nil
-	if len(g.pending) == 0 {
+	if g.settle(t); len(g.pending) == 0 {
 		g.last = vhs
 		return vhs, time.Time{}
 	}
@@ -329,8 +329,8 @@ func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chu
 		}
 		return held
 	}
-	var before map[string]*translate.VirtualHost
 	var b chunked.Builder[*translate.VirtualHost]
+	var previous lastByName
 	for vh := range vhs.Values() {
 		if !hold(vh) {
 			b.Append(vh)
@@ -341,13 +341,7 @@ func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chu
 			g.heldNames = map[string]bool{}
 		}
 		g.heldNames[vh.Name] = true
-		if before == nil {
-			before = make(map[string]*translate.VirtualHost, g.last.Len())
-			for old := range g.last.Values() {
-				before[old.Name] = old
-			}
-		}
-		if old := before[vh.Name]; old != nil && !hold(old) {
+		if old := previous.find(g.last, vh.Name); old != nil && !hold(old) {
 			b.Append(old)
 		}
 	}
@@ -357,6 +351,54 @@ func (g *gate) hosts(vhs chunked.List[*translate.VirtualHost], t time.Time) (chu
 	}
 	g.last = b.List()
 	return g.last, earliest
+}
+
+// lastByName finds virtual hosts of the last list handed to the proxies by name: by
+// looking through it for the first few (a change holds one or two back), then through
+// a map of it.
+type lastByName struct {
+	looked int
+	byName map[string]*translate.VirtualHost
+}
+
+// scanned is how many virtual hosts lastByName finds by a scan of the list before it
+// makes a map of it.
+const scanned = 8
+
+func (f *lastByName) find(last chunked.List[*translate.VirtualHost], name string) *translate.VirtualHost {
+	if f.looked++; f.looked <= scanned {
+		for old := range last.Values() {
+			if old.Name == name {
+				return old
+			}
+		}
+		return nil
+	}
+	if f.byName == nil {
+		f.byName = make(map[string]*translate.VirtualHost, last.Len())
+		for old := range last.Values() {
+			f.byName[old.Name] = old
+		}
+	}
+	return f.byName[name]
+}
+
+// settle forgets the pending ids that every connected client has acknowledged (while
+// none may be reconnecting), as ready would on meeting them in a route, so that a
+// gating after the last acknowledgement need not walk every virtual host. It leaves
+// the ids still waiting, and those past the bound, to ready (g.mu held).
+func (g *gate) settle(t time.Time) {
+	if len(g.pending) == 0 || g.reconnecting(t) {
+		return
+	}
+	for id := range g.pending {
+		all := true
+		g.acked(func(_ string, has func(string) bool) { all = all && has(id) })
+		if all {
+			delete(g.pending, id)
+			g.booking(id, false)
+		}
+	}
 }
 
 // isHeld says whether the last gating held back the virtual host of VirtualService id.
