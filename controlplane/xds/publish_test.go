@@ -322,7 +322,7 @@ func TestPublishComparesManyOnEveryCore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := s.Version(xds.DefaultProxyRole, typ, name), cachev3.HashResource(b); got != want {
+			if got, want := s.Version(xds.DefaultProxyRole, typ, name), xds.ContentVersion(b); got != want {
 				t.Fatalf("%s %s served at version %q, want its content hash %q", typ, name, got, want)
 			}
 		}

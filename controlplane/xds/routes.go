@@ -26,9 +26,9 @@ import (
 // virtual_hosts field number. Protobuf emits unknown fields verbatim, so go-control-plane
 // serializes it with one copy instead of walking every virtual host, and a client
 // decodes it into exactly the route configuration (a repeated field may come after the
-// other fields on the wire). The version is the hash of that serialization, as
-// go-control-plane computes it for delta clients: equal content, equal version, so a
-// route configuration whose content did not change is not sent again.
+// other fields on the wire). The version is ContentVersion of that serialization:
+// equal content, equal version, so a route configuration whose content did not change
+// is not sent again.
 
 // vhostMemo is what is known of each virtual host of a served route configuration.
 type vhostMemo map[*route.VirtualHost]vhostInfo
@@ -232,6 +232,6 @@ func lazyVersion(res types.Resource) func() string {
 		if err != nil {
 			return ""
 		}
-		return cachev3.HashResource(b)
+		return ContentVersion(b)
 	})
 }
