@@ -105,7 +105,7 @@ func controlplaneCommand(_, stderr io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.resources, "resources", "", "folder of resource YAML files (watched)")
 	cmd.Flags().DurationVar(&o.debounce, "resources-debounce", source.DefaultDebounce,
-		"how long --resources must be quiet after a change before it is read again (an editor's writes are read once; added to every edit's latency)")
+		"how long --resources must be quiet after a change before it is read again (an editor's writes are read once; added to every edit's latency, except a file renamed into place from the folder or its parent, which is read after 1ms)")
 	cmd.Flags().StringVar(&o.state, "state", "", "file that keeps what serves across restarts, so a resource that became invalid meanwhile keeps its last accepted version (holds Secrets: written 0600; default with --resources: under $XDG_STATE_HOME/gatehouse/controlplane, named after the folder; with --kube: none unless set)")
 	cmd.Flags().DurationVar(&o.ackBound, "extauth-ack-timeout", pipeline.DefaultAckBound,
 		"how long routes naming a new AuthConfig wait for every connected extauth replica to acknowledge it, and routes sending to a new Upstream for every proxy to acknowledge its cluster, before they reach the proxies anyway (the clients that lag are named in Warning statuses)")

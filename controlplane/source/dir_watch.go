@@ -10,8 +10,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// maxDelay bounds how long a stream of events can hold back a read.
-const maxDelay = time.Second
+// maxDelay bounds how long a stream of events can hold back a read (a variable for
+// the tests).
+var maxDelay = time.Second
 
 // watch reads again after every quiet burst of events until ctx ends. It watches the
 // directory and its parent: the directory's own watch ends when it is removed, and the
@@ -25,6 +26,9 @@ func (d *Dir) watch(ctx context.Context, w *fsnotify.Watcher, publish func(*Inpu
 		timer   *time.Timer
 		fire    <-chan time.Time
 		pending time.Time
+		// inPlace is set when an event of the burst was not a file moved into place:
+		// the burst then waits the debounce.
+		inPlace bool
 	)
 	for {
 		select {
@@ -37,11 +41,15 @@ func (d *Dir) watch(ctx context.Context, w *fsnotify.Watcher, publish func(*Inpu
 			if !d.concerns(ev, dirty, &full) {
 				continue
 			}
+			inPlace = inPlace || !movedIn(ev)
 			now := time.Now()
 			if fire == nil {
 				pending = now
 			}
 			delay := d.debounce()
+			if !inPlace && !full {
+				delay = min(delay, movedDelay)
+			}
 			if rest := maxDelay - now.Sub(pending); rest < delay {
 				delay = max(rest, 0)
 			}
@@ -76,10 +84,30 @@ func (d *Dir) watch(ctx context.Context, w *fsnotify.Watcher, publish func(*Inpu
 				_, _, _ = d.scan(nil)
 				all = true
 			}
-			dirty, full = map[string]bool{}, false
+			dirty, full, inPlace = map[string]bool{}, false, false
 			d.publishIfChanged(changes, all, publish)
 		}
 	}
+}
+
+// movedDelay is how long a burst of nothing but files moved into place waits for more
+// of the same (a change written as several files, one rename each) before it is read.
+const movedDelay = time.Millisecond
+
+// movedIn says whether ev is a file moved into place by a rename the watcher saw both
+// ends of (from a temporary file in the directory or its parent, as atomic writers
+// do): its content was whole before it got its name, so it needs no debounce. Every
+// other event may be one of several writes of a file written in place, or a removal an
+// editor follows with a new file, and waits the debounce. fsnotify pairs a rename's two
+// ends by their inotify cookie but names the old path only in the event's String; an
+// event that does not read as one of its two forms counts as written in place.
+func movedIn(ev fsnotify.Event) bool {
+	if ev.Op != fsnotify.Create {
+		return false
+	}
+	plain := fmt.Sprintf("%-13s %q", ev.Op.String(), ev.Name)
+	s := ev.String()
+	return s != plain && strings.HasPrefix(s, plain+" ← ")
 }
 
 // startWatch watches the directory and its parent.
