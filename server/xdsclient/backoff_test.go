@@ -13,6 +13,49 @@ import (
 	"gatehouse.dev/gatehouse/server/xdsclient"
 )
 
+// acceptAndClose listens on loopback and counts connections, closing each at once.
+func acceptAndClose(t *testing.T) (addr string, attempts *atomic.Int32) {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lis.Close() })
+	attempts = &atomic.Int32{}
+	go func() {
+		for {
+			c, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			attempts.Add(1)
+			c.Close()
+		}
+	}()
+	return lis.Addr().String(), attempts
+}
+
+// For the first QuickRetry of an outage the client tries again every MinBackoff
+// (jittered to half of it at least): a restarted control plane is found as soon as it
+// is back. With waits doubling from 100 ms, two seconds bring six attempts at most;
+// at 100 ms, at least twenty.
+func TestAnOutageIsRetriedAtTheShortestWaitAtFirst(t *testing.T) {
+	addr, attempts := acceptAndClose(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := xdsclient.Run(ctx, xdsclient.Options{
+		Addr: addr, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, NodeID: "test-node",
+		Handle:     func(string, map[string]*anypb.Any) error { return nil },
+		MinBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := attempts.Load(); n < 15 {
+		t.Errorf("%d connection attempts in two seconds of an outage with MinBackoff 100 ms, want at least 15", n)
+	}
+}
+
 // Regression: the documented reconnect waits (MinBackoff to MaxBackoff) governed only
 // when the client opened a new stream; the gRPC connection under it kept gRPC's own
 // backoff (1 s, growing 1.6 times up to 2 minutes), so a stream opened sooner failed

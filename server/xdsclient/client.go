@@ -53,9 +53,10 @@ type Options struct {
 	// every resource of the type and what Handle returned (nil: ACKed).
 	Applied func(typeURL string, versions map[string]string, err error)
 
-	// MinBackoff and MaxBackoff bound the wait before reconnecting (defaults 250ms, 15s);
-	// the wait doubles on every failed attempt, with jitter, and starts again from
-	// MinBackoff once a stream has received a response.
+	// MinBackoff and MaxBackoff bound the wait before reconnecting (defaults 250ms, 15s),
+	// with jitter: MinBackoff for the first QuickRetry of an outage, then doubling on
+	// every failed attempt; it starts again from MinBackoff once a stream has received
+	// a response.
 	MinBackoff, MaxBackoff time.Duration
 }
 
@@ -64,6 +65,14 @@ const (
 	DefaultMinBackoff = 250 * time.Millisecond
 	DefaultMaxBackoff = 15 * time.Second
 )
+
+// QuickRetry is how long after its stream breaks a client keeps trying again every
+// MinBackoff before the waits grow. A control plane that restarts (a crash, a rolling
+// update) is back within seconds, and every wait past its return delays the changes
+// made meanwhile; with doubling waits from the first failure, a client found a control
+// plane back after half a second up to a second later. An attempt while nothing
+// listens costs one refused connection.
+const QuickRetry = 5 * time.Second
 
 // Run connects to the control plane and follows it until ctx ends, reconnecting with
 // exponential backoff and jitter whenever the stream breaks. What was received is kept
@@ -93,13 +102,14 @@ func Run(ctx context.Context, o Options) error {
 	defer conn.Close()
 	c := &client{o: o, conn: conn, state: newState(o.Types), log: o.Log.With().Str("xds", o.Addr).Logger()}
 	wait := o.MinBackoff
+	var broke time.Time // when the outage began: the stream broke, or the first attempt failed
 	for {
 		got, err := c.stream(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if got {
-			wait = o.MinBackoff
+		if got || broke.IsZero() {
+			broke, wait = time.Now(), o.MinBackoff
 		}
 		d := jitter(wait)
 		c.log.Warn().Err(err).Dur("retry_in", d).Msg("control plane stream ended; serving what was received")
@@ -108,8 +118,19 @@ func Run(ctx context.Context, o Options) error {
 			return nil
 		case <-time.After(d):
 		}
-		wait = min(2*wait, o.MaxBackoff)
+		wait = nextWait(wait, time.Since(broke), o)
+		// The connection under the stream waits by itself after a failed attempt
+		// (the same waits, doubling): the next stream is opened now, not at its time.
+		conn.ResetConnectBackoff()
 	}
+}
+
+// nextWait is the wait after one of wait when the outage has lasted down.
+func nextWait(wait, down time.Duration, o Options) time.Duration {
+	if down < QuickRetry {
+		return o.MinBackoff
+	}
+	return min(2*wait, o.MaxBackoff)
 }
 
 func (o *Options) check() error {
