@@ -13,13 +13,14 @@ import (
 )
 
 // TestSaverWritesAfterSettleAndOnStop: an offered set is not written at once but once
-// Settle has passed, and a stop writes what is still pending.
+// Settle has passed (StartSettle for the first write of all), and a stop writes what is
+// still pending.
 func TestSaverWritesAfterSettleAndOnStop(t *testing.T) {
 	root := t.TempDir()
 	rs := examples(t, root)
-	newSaver := func(settle time.Duration) (*Saver, string) {
+	newSaver := func(settle, start time.Duration) (*Saver, string) {
 		path := filepath.Join(t.TempDir(), "cp.state")
-		return &Saver{File: &File{Path: path, Root: root, Source: "dir " + root}, Log: zerolog.Nop(), Settle: settle}, path
+		return &Saver{File: &File{Path: path, Root: root, Source: "dir " + root}, Log: zerolog.Nop(), Settle: settle, StartSettle: start}, path
 	}
 	written := func(path string) bool {
 		_, err := os.Stat(path)
@@ -30,7 +31,7 @@ func TestSaverWritesAfterSettleAndOnStop(t *testing.T) {
 	}
 
 	t.Run("settle", func(t *testing.T) {
-		s, path := newSaver(20 * time.Millisecond)
+		s, path := newSaver(20*time.Millisecond, 20*time.Millisecond)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { s.Run(ctx); close(done) }()
@@ -53,14 +54,14 @@ func TestSaverWritesAfterSettleAndOnStop(t *testing.T) {
 	})
 
 	t.Run("stop", func(t *testing.T) {
-		s, path := newSaver(time.Hour)
+		s, path := newSaver(20*time.Millisecond, time.Hour)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { s.Run(ctx); close(done) }()
 		s.Offer(rs)
 		time.Sleep(50 * time.Millisecond)
 		if written(path) {
-			t.Error("written before Settle passed")
+			t.Error("the first write came before StartSettle passed")
 		}
 		cancel()
 		<-done
