@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
+	"gatehouse.dev/gatehouse/controlplane/xds/xdsfleet"
 	"gatehouse.dev/gatehouse/server/xdsclient"
 )
 
@@ -91,5 +92,12 @@ func TestReconnectsFollowTheBackoffOptions(t *testing.T) {
 	}
 	if n := attempts.Load(); n < 8 {
 		t.Errorf("%d connection attempts in a second with waits of 10 to 40 ms, want at least 8", n)
+	}
+}
+
+// The fan-out bench's fleet waits as extauth's client does: its QuickRetry is ours.
+func TestTheFleetRetriesAsThisClient(t *testing.T) {
+	if xdsfleet.QuickRetry != xdsclient.QuickRetry {
+		t.Errorf("xdsfleet.QuickRetry = %s, want xdsclient.QuickRetry %s", xdsfleet.QuickRetry, xdsclient.QuickRetry)
 	}
 }

@@ -56,8 +56,8 @@ type arrival struct {
 }
 
 // Backoff is how long a client waits before opening a stream again after failure n
-// (0 the first).
-type Backoff func(n int) time.Duration
+// (0 the first) of an outage that has lasted down.
+type Backoff func(n int, down time.Duration) time.Duration
 
 // Start connects a client of role to the ADS server at addr; it runs until Close.
 func Start(ctx context.Context, addr, role, node string, b Backoff) (*Client, error) {
@@ -87,6 +87,7 @@ func (c *Client) run(ctx context.Context, conn *grpc.ClientConn) {
 	defer close(c.done)
 	defer conn.Close()
 	failures := 0
+	var broke time.Time // when the outage began
 	for {
 		got, err := c.stream(ctx, conn)
 		c.mu.Lock()
@@ -100,10 +101,13 @@ func (c *Client) run(ctx context.Context, conn *grpc.ClientConn) {
 		if got {
 			failures = 0
 		}
+		if failures == 0 {
+			broke = time.Now()
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(c.backoff(failures)):
+		case <-time.After(c.backoff(failures, time.Since(broke))):
 		}
 		failures++
 	}

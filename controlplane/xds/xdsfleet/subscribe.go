@@ -150,18 +150,28 @@ func listenerRoutes(b []byte) ([]string, error) {
 	return out, nil
 }
 
-// BackoffOf is the reconnect wait of role's real client: extauth's (server/xdsclient:
-// from 250ms doubling to 15s, spread over [d/2, d)), or Envoy's for a proxy (its
-// default jittered exponential backoff: from 500ms doubling to 30s, a wait drawn
-// uniformly below the bound).
+// QuickRetry is server/xdsclient.QuickRetry (a test there keeps them equal): how long
+// an outage is retried every 250ms before the waits grow.
+const QuickRetry = 5 * time.Second
+
+// BackoffOf is the reconnect wait of one client of role as its real client waits:
+// extauth's (server/xdsclient: 250ms for the first QuickRetry of an outage, then
+// doubling to 15s, spread over [d/2, d)), or Envoy's for a proxy (its default jittered
+// exponential backoff: from 500ms doubling to 30s, a wait drawn uniformly below the
+// bound). Each client needs its own: extauth's keeps its last wait.
 func BackoffOf(role string) Backoff {
 	if role == xds.RoleExtauth {
-		return func(n int) time.Duration {
-			d := min(250*time.Millisecond<<min(n, 10), 15*time.Second)
-			return d/2 + rand.N(d/2+1)
+		wait := 250 * time.Millisecond
+		return func(n int, down time.Duration) time.Duration {
+			if n == 0 || down < QuickRetry {
+				wait = 250 * time.Millisecond
+			} else {
+				wait = min(2*wait, 15*time.Second)
+			}
+			return wait/2 + rand.N(wait/2+1)
 		}
 	}
-	return func(n int) time.Duration {
+	return func(n int, _ time.Duration) time.Duration {
 		d := min(500*time.Millisecond<<min(n, 10), 30*time.Second)
 		return rand.N(d) + time.Millisecond
 	}
