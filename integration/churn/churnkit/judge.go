@@ -26,22 +26,33 @@ type Record struct {
 	// Replica is 0 for a request through the gateway, k+1 for a Check sent straight to
 	// extauth replica k: such records are not judged, they only find a window's end.
 	Replica int
+	// Returned marks a Check sent straight to a replica that was out of the gateway's
+	// rotation (exited, or started and not yet sent Checks by the gateway) since the
+	// change was written: its first answer since it came back.
+	Returned bool
 }
 
 // Window is a change's propagation: from its files written to the first answer that
 // only its new state gives (End) through the gateway, or for an AuthConfig edit, which
 // each extauth replica takes on by itself, to the last replica's first such answer
-// when that is later. A change superseded before its end is seen ends with its
-// successor's window; one never seen to propagate is not Closed.
+// when that is later. A replica that was out of the gateway's rotation meanwhile
+// answered no request: if its first answer once back is the new one, it does not
+// lengthen the window (EndAll is the end that waits for it too). A change superseded
+// before its end is seen ends with its successor's window; one never seen to propagate
+// is not Closed.
 type Window struct {
 	Change
-	End        time.Time
-	Closed     bool
-	Superseded bool
+	End, EndAll time.Time
+	Closed      bool
+	Superseded  bool
 }
 
 // Took is the window's length.
 func (w Window) Took() time.Duration { return w.End.Sub(w.At) }
+
+// TookAll is the window's length if every replica is waited for, out of the gateway's
+// rotation or not.
+func (w Window) TookAll() time.Duration { return w.EndAll.Sub(w.At) }
 
 // Wrong is a response that no state in force while it was in flight prescribes.
 type Wrong struct {
@@ -125,19 +136,33 @@ func windows_(cs []Change, records []Record, idx []int) []Window {
 			next = cs[i+1].At
 		}
 		first := map[int]time.Time{} // by Replica: the first answer of the new state
+		earliest := map[int]Record{} // by Replica: the first answer
 		for _, j := range idx {
 			r := records[j]
 			if r.Err != "" || r.Recv.Before(c.At) || !next.IsZero() && !r.Sent.Before(next) {
 				continue
+			}
+			if e, ok := earliest[r.Replica]; !ok || r.Recv.Before(e.Recv) {
+				earliest[r.Replica] = r
 			}
 			if f, ok := first[r.Replica]; r.Status == c.To.Answer(r.Req) && r.Status != c.From.Answer(r.Req) && (!ok || r.Recv.Before(f)) {
 				first[r.Replica] = r.Recv
 			}
 		}
 		if end, ok := first[0]; ok {
-			ws[i].End, ws[i].Closed = end, true
+			ws[i].End, ws[i].EndAll, ws[i].Closed = end, end, true
 			for k, f := range first {
-				if k != 0 && c.From.Kind == c.To.Kind && f.After(ws[i].End) {
+				if k == 0 || c.From.Kind != c.To.Kind {
+					continue
+				}
+				if f.After(ws[i].EndAll) {
+					ws[i].EndAll = f
+				}
+				// Back in the rotation with the new answer: no request had the old one.
+				if e := earliest[k]; e.Returned && e.Recv.Equal(f) {
+					continue
+				}
+				if f.After(ws[i].End) {
 					ws[i].End = f
 				}
 			}
@@ -145,7 +170,7 @@ func windows_(cs []Change, records []Record, idx []int) []Window {
 	}
 	for i := len(ws) - 1; i >= 0; i-- {
 		if !ws[i].Closed && i+1 < len(ws) {
-			ws[i].End, ws[i].Closed, ws[i].Superseded = ws[i+1].End, ws[i+1].Closed, true
+			ws[i].End, ws[i].EndAll, ws[i].Closed, ws[i].Superseded = ws[i+1].End, ws[i+1].EndAll, ws[i+1].Closed, true
 		}
 	}
 	return ws

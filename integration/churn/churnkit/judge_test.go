@@ -33,6 +33,15 @@ func TestJudge(t *testing.T) {
 			{Route: 1, Req: Req{Key: 2}, Sent: at(160), Recv: at(170), Status: 200, Replica: 2, Poll: true},
 			rec(175, 180, 1, 200)},
 			Verdict{WronglyAllowed: 1}, 70 * time.Millisecond},
+		{"a replica back in the rotation with the new answer does not lengthen the window", edit, []Record{
+			rec(130, 140, 2, 200),
+			{Route: 1, Req: Req{Key: 2}, Sent: at(290), Recv: at(300), Status: 200, Replica: 2, Poll: true, Returned: true}},
+			Verdict{}, 40 * time.Millisecond},
+		{"one back with the old answer lengthens it until its new one", edit, []Record{
+			rec(130, 140, 2, 200),
+			{Route: 1, Req: Req{Key: 2}, Sent: at(290), Recv: at(300), Status: 403, Replica: 2, Poll: true, Returned: true},
+			{Route: 1, Req: Req{Key: 2}, Sent: at(310), Recv: at(320), Status: 200, Replica: 2, Poll: true}},
+			Verdict{}, 220 * time.Millisecond},
 		{"an answer both states give does not end the window", edit, []Record{rec(110, 115, NoKey, 403), rec(120, 125, 1, 200), rec(130, 140, 1, 403)},
 			Verdict{}, 40 * time.Millisecond},
 		{"a new route: 404 until it serves, 5xx always wrong",
@@ -55,6 +64,10 @@ func TestJudge(t *testing.T) {
 			var got time.Duration
 			if len(v.Windows) == 1 && v.Windows[0].Closed {
 				got = v.Windows[0].Took()
+				// Waiting for every replica never ends a window sooner.
+				if all := v.Windows[0].TookAll(); all < got {
+					t.Errorf("window waiting for every replica %s, shorter than the window %s", all, got)
+				}
 			}
 			if got != tc.window {
 				t.Errorf("window %s, want %s", got, tc.window)

@@ -22,10 +22,13 @@ type replicas struct {
 	// answered counts, per replica, the Checks sent straight that were answered, so
 	// that those can be told from the gateway's in the replica's metrics.
 	answered []atomic.Int64
+	// out says, per replica, that it is out of the gateway's rotation: its process
+	// exited, or a new one has not yet been sent a Check by the gateway.
+	out []atomic.Bool
 }
 
 func dialReplicas(addrs []string) (*replicas, error) {
-	r := &replicas{answered: make([]atomic.Int64, len(addrs))}
+	r := &replicas{answered: make([]atomic.Int64, len(addrs)), out: make([]atomic.Bool, len(addrs))}
 	for _, a := range addrs {
 		conn, err := grpc.NewClient(a, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {

@@ -20,6 +20,18 @@ func (r *Run) Windows(what string) []time.Duration {
 	return out
 }
 
+// EditWindowsAll are the closed windows of AuthConfig edits, each waiting for every
+// replica, out of the gateway's rotation or not (Window.TookAll).
+func (r *Run) EditWindowsAll() []time.Duration {
+	var out []time.Duration
+	for _, w := range r.Verdict.Windows {
+		if w.What == "edit" && w.Closed {
+			out = append(out, w.TookAll())
+		}
+	}
+	return out
+}
+
 // CalmWindows are Windows(what) during which no disturbance was under way.
 func (r *Run) CalmWindows(what string) []time.Duration {
 	var out []time.Duration
@@ -98,6 +110,9 @@ func (r *Run) Summary(maxWrong int) string {
 	for _, k := range []struct{ what, name string }{{"new", "new secured route"}, {"edit", "AuthConfig edit (its window)"}, {"delete", "route removal"}} {
 		row(k.name, r.Windows(k.what))
 		row(k.name+", no disturbance under way", r.CalmWindows(k.what))
+		if k.what == "edit" {
+			row(k.name+", also waiting for replicas out of the gateway's rotation", r.EditWindowsAll())
+		}
 	}
 	b.WriteString("\nDisturbances: ")
 	var evs []string

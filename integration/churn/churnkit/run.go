@@ -281,7 +281,8 @@ func steady(ctx context.Context, wg *sync.WaitGroup, c *client, rs *routes, rec 
 // poll sends ch's telling requests in turn, every o.PollEvery, from its files written
 // until o.PollTail after the first answer only its new state gives (or settle). For an
 // AuthConfig edit, it also sends each extauth replica the Check straight, until each
-// gave the new answer.
+// gave the new answer; not while a replica is out of the gateway's rotation, and the
+// first Check after it is back is marked Returned.
 func poll(ctx context.Context, c *client, direct *replicas, ch Change, rec *recorder, o Options) {
 	reqs := telling(ch)
 	if len(reqs) == 0 {
@@ -293,7 +294,7 @@ func poll(ctx context.Context, c *client, direct *replicas, ch Change, rec *reco
 	run, ctx := ctx, context.WithoutCancel(ctx) // requests in flight finish when run ends
 	limit := time.Now().Add(settle)
 	var seen time.Time
-	pending := map[int]bool{}
+	pending, wasOut := map[int]bool{}, map[int]bool{}
 	if ch.What == "edit" {
 		for k := range direct.clients {
 			pending[k] = true
@@ -311,7 +312,14 @@ func poll(ctx context.Context, c *client, direct *replicas, ch Change, rec *reco
 			}
 		}
 		for replica := range pending {
+			if direct.out[replica].Load() {
+				wasOut[replica] = true
+				continue
+			}
 			r := direct.check(ctx, replica, ch.Route, q)
+			if r.Err == "" && wasOut[replica] {
+				r.Returned, wasOut[replica] = true, false
+			}
 			rec.add(r)
 			if isNew(r) {
 				delete(pending, replica)

@@ -235,6 +235,7 @@ func (s *System) RestartExtauth(ctx context.Context, i int) error {
 	s.ex[i] = nil // down on purpose: Alive does not count it
 	s.mu.Unlock()
 	s.procs.Stop(p) // SIGTERM, and SIGKILL only past 5 s
+	s.direct.out[i].Store(true)
 	// Checks answered straight from now on were answered by the new process.
 	direct := s.direct.answered[i].Load()
 	if err := p.Exited(); err == nil {
@@ -246,13 +247,17 @@ func (s *System) RestartExtauth(ctx context.Context, i int) error {
 	s.mu.Lock()
 	p = s.ex[i]
 	s.mu.Unlock()
-	return benchkit.Poll(ctx, p, settle, 20*time.Millisecond, func(context.Context) error {
+	err := benchkit.Poll(ctx, p, settle, 20*time.Millisecond, func(context.Context) error {
 		n, err := s.checks(i)
 		if err == nil && n <= int(s.direct.answered[i].Load()-direct) {
 			err = fmt.Errorf("extauth %d: the gateway sent it no Check yet", i)
 		}
 		return err
 	})
+	if err == nil {
+		s.direct.out[i].Store(false)
+	}
+	return err
 }
 
 // checks is how many Checks replica i answered, by its metrics.
