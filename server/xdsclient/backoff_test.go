@@ -1,12 +1,16 @@
 package xdsclient_test
 
 import (
+	"bytes"
 	"context"
 	"net"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"google.golang.org/protobuf/types/known/anypb"
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
@@ -55,6 +59,57 @@ func TestAnOutageIsRetriedAtTheShortestWaitAtFirst(t *testing.T) {
 	if n := attempts.Load(); n < 15 {
 		t.Errorf("%d connection attempts in two seconds of an outage with MinBackoff 100 ms, want at least 15", n)
 	}
+}
+
+// An outage is logged as a warning once while it is retried quickly; the quick
+// attempts are debug lines, so a restart of the control plane does not fill the log.
+func TestAnOutageWarnsOnceWhileItIsRetriedQuickly(t *testing.T) {
+	addr, attempts := acceptAndClose(t)
+	var buf syncBuffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := xdsclient.Run(ctx, xdsclient.Options{
+		Addr: addr, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, NodeID: "test-node",
+		Handle:     func(string, map[string]*anypb.Any) error { return nil },
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: time.Second,
+		Log: zerolog.New(&buf).Level(zerolog.DebugLevel),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	warn, debug := 0, 0
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		if !strings.Contains(line, "control plane stream ended") {
+			continue
+		}
+		switch {
+		case strings.Contains(line, `"level":"warn"`):
+			warn++
+		case strings.Contains(line, `"level":"debug"`):
+			debug++
+		}
+	}
+	if warn != 1 || debug < 5 {
+		t.Errorf("%d warnings and %d debug lines for one outage of %d attempts; want 1 warning, the rest debug:\n%s", warn, debug, attempts.Load(), buf.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the client's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // Regression: the documented reconnect waits (MinBackoff to MaxBackoff) governed only

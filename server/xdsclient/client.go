@@ -108,11 +108,18 @@ func Run(ctx context.Context, o Options) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if got || broke.IsZero() {
+		began := got || broke.IsZero()
+		if began {
 			broke, wait = time.Now(), o.MinBackoff
 		}
 		d := jitter(wait)
-		c.log.Warn().Err(err).Dur("retry_in", d).Msg("control plane stream ended; serving what was received")
+		// The outage's first failure and every one past QuickRetry are warnings; the
+		// quick attempts between them (a few a second) are debug lines.
+		ev := c.log.Warn()
+		if !began && time.Since(broke) < QuickRetry {
+			ev = c.log.Debug()
+		}
+		ev.Err(err).Dur("retry_in", d).Dur("down", time.Since(broke).Round(time.Millisecond)).Msg("control plane stream ended; serving what was received")
 		select {
 		case <-ctx.Done():
 			return nil
