@@ -67,6 +67,10 @@ type Loader struct {
 	lockOnce sync.Once
 	lock     *os.File // the private directory's lock, held while the process lives
 	lockErr  error
+	// dirMu orders the private directory's making with Close, after which it is not
+	// made again (a trial ahead of use may still be under way then).
+	dirMu  sync.Mutex
+	closed bool
 }
 
 // opened is a plugin this process opened.
@@ -165,8 +169,15 @@ func (l *Loader) Open(file, symbol string) (pluginapi.ExtAuthPlugin, error) {
 }
 
 // Close removes the private copies. Plugins stay loaded: a process cannot unload them.
-// Content opened from them is still returned by every Loader.
-func (l *Loader) Close() error { return os.RemoveAll(l.opts.PrivateDir) }
+// Content opened from them is still returned by every Loader; content not opened yet
+// no longer is, and the private folder is not made again (by a trial ahead of use still
+// under way, say).
+func (l *Loader) Close() error {
+	l.dirMu.Lock()
+	defer l.dirMu.Unlock()
+	l.closed = true
+	return os.RemoveAll(l.opts.PrivateDir)
+}
 
 func (l *Loader) openContent(path, sum string, data []byte, symbol string) (*opened, error) {
 	for {

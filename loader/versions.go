@@ -30,6 +30,11 @@ const lockName = ".lock"
 
 // lockPrivateDir creates dir and takes its lock for the life of the process.
 func (l *Loader) lockPrivateDir(dir string) error {
+	l.dirMu.Lock()
+	defer l.dirMu.Unlock()
+	if l.closed {
+		return errors.New("the loader is closed: no plugin is copied or opened any more")
+	}
 	l.lockOnce.Do(func() {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			l.lockErr = fmt.Errorf("creating the private plugin directory: %w", err)

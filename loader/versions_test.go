@@ -82,3 +82,24 @@ func TestLoadedVersionsCountsNothingRefused(t *testing.T) {
 		t.Errorf("LoadedVersions = %d after a refusal, want %d", got, before)
 	}
 }
+
+// Regression: a trial ahead of use still under way when the server stopped made the
+// private folder again after Close had removed it, and it stayed behind. After Close,
+// nothing is copied: the folder stays gone.
+func TestCloseKeepsThePrivateFolderGone(t *testing.T) {
+	plugins, private := t.TempDir(), filepath.Join(t.TempDir(), "private")
+	write(t, filepath.Join(plugins, "late.so"), []byte("not yet trial-loaded"))
+	l := loader.NewWithOptions(plugins, loader.Options{PrivateDir: private})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l.TrialAhead("late.so") {
+		t.Error("a trial ahead of use passed after Close")
+	}
+	if _, err := l.Open("late.so", "Plugin"); err == nil {
+		t.Error("Open after Close succeeded")
+	}
+	if _, err := os.Stat(private); !os.IsNotExist(err) {
+		t.Errorf("the private folder %s exists after Close (stat: %v)", private, err)
+	}
+}
