@@ -1,39 +1,21 @@
 package integration_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"gatehouse.dev/gatehouse/integration/testbin"
+	"gatehouse.dev/gatehouse/internal/syncbuf"
 	"gatehouse.dev/gatehouse/loader"
 	"gatehouse.dev/gatehouse/pluginapi"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Issue 12, finding 2: a panic on a goroutine a plugin started, or a plugin allocating
 // without bound, ends the process, and Go cannot recover either in-process. A
@@ -42,7 +24,7 @@ func (s *syncBuffer) String() string {
 func TestABIIsolationWorker(t *testing.T) {
 	gatehouse := testbin.Gatehouse(t)
 	so := newABIBuilds(t).build(t, testdataPlugin("isolated"))
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	w, err := loader.StartWorker(loader.WorkerOptions{Executable: gatehouse, File: so, Symbol: "Plugin",
 		MemoryLimit: 256 << 20, Log: zerolog.New(logs)})
 	if err != nil {

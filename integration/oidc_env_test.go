@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
 	"gatehouse.dev/gatehouse/integration/harness"
+	"gatehouse.dev/gatehouse/internal/syncbuf"
 	"gatehouse.dev/gatehouse/server/chain"
 	"gatehouse.dev/gatehouse/server/oidc"
 )
@@ -27,7 +27,7 @@ type oidcEnv struct {
 	redis    *harness.Redis
 	appURL   string
 	fronts   []*harness.Front
-	logs     *syncLog
+	logs     *syncbuf.Buffer
 	cfg      *extauthv1.OidcAuthorizationCode
 	// skew moves the steps' clock forward (expired-state tests).
 	skew atomic.Int64
@@ -54,7 +54,7 @@ func newOIDCEnv(t *testing.T, o envOptions) *oidcEnv {
 		o.timeout = 3 * time.Second // generous: -race on two cores; the 200ms default is a Settings matter
 	}
 	port := harness.FreePort(t)
-	e := &oidcEnv{appURL: "http://127.0.0.1:" + itoa(port), logs: &syncLog{}}
+	e := &oidcEnv{appURL: "http://127.0.0.1:" + itoa(port), logs: &syncbuf.Buffer{}}
 	e.provider = harness.StartProvider(t, harness.ProviderOptions{
 		RedirectURIs:           []string{e.appURL + "/callback"},
 		PostLogoutRedirectURIs: []string{e.appURL + "/"},
@@ -163,22 +163,4 @@ func query(t *testing.T, u, key string) string {
 		t.Fatal(err)
 	}
 	return p.Query().Get(key)
-}
-
-// syncLog collects the steps' log lines.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

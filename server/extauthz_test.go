@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +25,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
+	"gatehouse.dev/gatehouse/internal/syncbuf"
 	"gatehouse.dev/gatehouse/pluginapi"
 	"gatehouse.dev/gatehouse/server"
 	"gatehouse.dev/gatehouse/server/chain"
@@ -497,7 +497,7 @@ func TestFailuresAreLoggedWithTheRequestID(t *testing.T) {
 			if timeout == 0 {
 				timeout = time.Minute
 			}
-			var buf syncBuffer
+			var buf syncbuf.Buffer
 			a := server.NewAuthorizer(registryOf(t, timeout, map[string][]chain.Step{"ns.x": {tt.step}}), zerolog.New(&buf), nil)
 			if _, err := a.Check(context.Background(), checkRequest("ns.x", nil)); err != nil {
 				t.Fatal(err)
@@ -521,23 +521,3 @@ func TestFailuresAreLoggedWithTheRequestID(t *testing.T) {
 		})
 	}
 }
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]byte(nil), b.buf.Bytes()...)
-}
-
-func (b *syncBuffer) String() string { return string(b.Bytes()) }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
 
+	"gatehouse.dev/gatehouse/internal/syncbuf"
 	"gatehouse.dev/gatehouse/server"
 	"gatehouse.dev/gatehouse/server/chain"
 )
@@ -19,7 +20,7 @@ import (
 // it) was logged as a request for an unknown config_id, "", sending people to look
 // for a missing AuthConfig instead of at the route.
 func TestRequestWithoutConfigID(t *testing.T) {
-	logs := &syncLog{}
+	logs := &syncbuf.Buffer{}
 	promReg := prometheus.NewPedanticRegistry()
 	reg := registryOf(t, time.Minute, map[string][]chain.Step{"ns.a": {requiredHeader("x", "1")}})
 	a := server.NewAuthorizer(reg, zerolog.New(logs), server.NewMetrics(promReg))

@@ -11,6 +11,7 @@ import (
 	"github.com/rs/zerolog"
 
 	extauthv1 "gatehouse.dev/gatehouse/api/extauth/v1"
+	"gatehouse.dev/gatehouse/internal/syncbuf"
 	"gatehouse.dev/gatehouse/server"
 )
 
@@ -19,13 +20,10 @@ import (
 // version serving (Rejected to Accepted without a build) was not logged at all.
 func TestRegistryLogsEachChangeOnce(t *testing.T) {
 	f := newFakeBuilds()
-	logs := &syncLog{}
+	logs := &syncbuf.Buffer{}
 	reg := server.NewRegistry(f.build, zerolog.New(logs))
 	lines := func() []string {
-		out := strings.Split(strings.TrimSpace(logs.String()), "\n")
-		logs.mu.Lock()
-		logs.buf.Reset()
-		logs.mu.Unlock()
+		out := strings.Split(strings.TrimSpace(logs.Take()), "\n")
 		if len(out) == 1 && out[0] == "" {
 			return nil
 		}

@@ -13,6 +13,7 @@ import (
 
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 
+	"gatehouse.dev/gatehouse/internal/syncbuf"
 	"gatehouse.dev/gatehouse/pluginapi"
 	"gatehouse.dev/gatehouse/server"
 	"gatehouse.dev/gatehouse/server/chain"
@@ -31,7 +32,7 @@ func TestShutdownDrainIsLoggedAndBounded(t *testing.T) {
 	}}
 	reg := registryOf(t, time.Hour, map[string][]chain.Step{"ns.stuck": {stuck}})
 	t.Cleanup(func() { close(release) }) // before registryOf's cleanup waits for the call
-	logs := &syncLog{}
+	logs := &syncbuf.Buffer{}
 	a := server.NewAuthorizer(reg, zerolog.New(logs), nil)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -73,7 +74,7 @@ func TestShutdownDrainIsLoggedAndBounded(t *testing.T) {
 
 func TestShutdownWithNothingInFlight(t *testing.T) {
 	reg := registryOf(t, time.Minute, map[string][]chain.Step{"ns.a": {requiredHeader("x", "1")}})
-	logs := &syncLog{}
+	logs := &syncbuf.Buffer{}
 	a := server.NewAuthorizer(reg, zerolog.New(logs), nil)
 	client := grpcClientWith(t, a)
 	if _, err := client.Check(context.Background(), checkRequest("ns.a", map[string]string{"x": "1"})); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"gatehouse.dev/gatehouse/internal/syncbuf"
 	"gatehouse.dev/gatehouse/pluginapi"
 	"gatehouse.dev/gatehouse/server"
 	"gatehouse.dev/gatehouse/server/chain"
@@ -41,24 +41,6 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 func (rawCodec) Name() string { return "proto" }
-
-// syncLog is a log sink for the server's goroutines.
-type syncLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // withBytes encodes req and swaps placeholder for raw (of the same length), so the
 // encoding stays well-formed but holds bytes that are not UTF-8.
@@ -89,7 +71,7 @@ func TestHeaderBytesThatAreNotUTF8(t *testing.T) {
 		}
 		return pluginapi.Allow(), nil
 	}}
-	logs := &syncLog{}
+	logs := &syncbuf.Buffer{}
 	reg := registryOf(t, time.Minute, map[string][]chain.Step{"ns.raw": {capture}})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

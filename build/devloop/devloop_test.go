@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,31 +16,21 @@ import (
 
 	"gatehouse.dev/gatehouse/build/devloop"
 	"gatehouse.dev/gatehouse/integration/testbin"
+	"gatehouse.dev/gatehouse/internal/syncbuf"
 	"gatehouse.dev/gatehouse/loader"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 
 // logLines is a zerolog destination the test reads while the loop writes.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type logLines struct{ syncbuf.Buffer }
 
 // count is how many lines have the message msg; with field set, how many of those
 // also have field=value.
 func (l *logLines) count(t *testing.T, msg, field, value string) int {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	n := 0
-	for _, line := range strings.Split(strings.TrimSpace(l.buf.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(l.String()), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("log line is not JSON: %q", line)
@@ -120,7 +109,7 @@ func TestLoopOnAScaffoldedModule(t *testing.T) {
 		t.Helper()
 		got := [3]int{log.count(t, msgBuilding, "", ""), log.count(t, msgBuilt, "", ""), log.count(t, msgBuilt, "preflight", "ran")}
 		if got != [3]int{builds, built, preflights} {
-			t.Fatalf("builds started, published, pre-flights run = %v, want %v\n%s", got, [3]int{builds, built, preflights}, log.buf.String())
+			t.Fatalf("builds started, published, pre-flights run = %v, want %v\n%s", got, [3]int{builds, built, preflights}, log.String())
 		}
 	}
 
@@ -137,7 +126,7 @@ func TestLoopOnAScaffoldedModule(t *testing.T) {
 		// Only code changed: the first build's compile and link were replayed, and
 		// what they made loads and answers below.
 		if n := log.count(t, msgBuilt, "compiled", "replayed: only code changed since the last go build"); n != 1 {
-			t.Fatalf("%d builds replayed, want the second:\n%s", n, log.buf.String())
+			t.Fatalf("%d builds replayed, want the second:\n%s", n, log.String())
 		}
 		serves(t)
 	})
@@ -160,7 +149,7 @@ func TestLoopOnAScaffoldedModule(t *testing.T) {
 		edit(t, "main.go", "return service{cfg: *c}, nil", "return service{cfg: c}, nil")
 		l.Rebuild(ctx, "main.go")
 		if log.count(t, msgFailed, "", "") != 1 {
-			t.Fatalf("no %q in the log:\n%s", msgFailed, log.buf.String())
+			t.Fatalf("no %q in the log:\n%s", msgFailed, log.String())
 		}
 		want(t, 4, 3, 2)
 		after, err := os.ReadFile(published)
@@ -175,8 +164,8 @@ func TestLoopOnAScaffoldedModule(t *testing.T) {
 		want(t, 5, 3, 2)
 		// "it exports …" comes from the pre-flight's reading of the file: the full check ran.
 		const refused = "plugin built but would not load; the last good build keeps serving"
-		if n := log.count(t, refused, "", ""); n != 1 || !strings.Contains(log.buf.String(), "(it exports Exported)") {
-			t.Fatalf("want one %q naming the exported symbol:\n%s", refused, log.buf.String())
+		if n := log.count(t, refused, "", ""); n != 1 || !strings.Contains(log.String(), "(it exports Exported)") {
+			t.Fatalf("want one %q naming the exported symbol:\n%s", refused, log.String())
 		}
 		edit(t, "main.go", "var Exported pluginapi", "var Plugin pluginapi")
 	})
@@ -194,7 +183,7 @@ func TestLoopOnAScaffoldedModule(t *testing.T) {
 		// would be missed, so save until a build starts.
 		for i := 0; log.count(t, msgBuilt, "", "") < 4; i++ {
 			if i == 600 {
-				t.Fatalf("no build after saves of main.go:\n%s", log.buf.String())
+				t.Fatalf("no build after saves of main.go:\n%s", log.String())
 			}
 			if i%100 == 0 {
 				edit(t, "main.go", "must be one of the allowed keys", "must be one of the allowed keys")

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,27 +14,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"gatehouse.dev/gatehouse/internal/syncbuf"
 	"gatehouse.dev/gatehouse/server/telemetry"
 )
 
 // lines is an io.Writer that keeps what is written, safe for concurrent Checks.
-type lines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type lines struct{ syncbuf.Buffer }
 
 func (l *lines) entries(t *testing.T) []telemetry.Entry {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []telemetry.Entry
-	sc := bufio.NewScanner(bytes.NewReader(l.buf.Bytes()))
+	sc := bufio.NewScanner(bytes.NewReader(l.Bytes()))
 	for sc.Scan() {
 		var e telemetry.Entry
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
@@ -108,7 +97,7 @@ func TestDecisionRecords(t *testing.T) {
 			if diff := cmp.Diff(want, got[0], ignore); diff != "" {
 				t.Errorf("record (-want +got):\n%s", diff)
 			}
-			line := out.buf.String()
+			line := out.String()
 			for _, secret := range []string{"secret-token-value", "secret-cookie", "token=abc", "page=2"} {
 				if strings.Contains(line, secret) {
 					t.Errorf("record carries %q: %s", secret, line)

@@ -1,11 +1,9 @@
 package xdsclient_test
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 
 	"gatehouse.dev/gatehouse/controlplane/xds"
 	"gatehouse.dev/gatehouse/controlplane/xds/xdsfleet"
+	"gatehouse.dev/gatehouse/internal/syncbuf"
 	"gatehouse.dev/gatehouse/server/xdsclient"
 )
 
@@ -65,7 +64,7 @@ func TestAnOutageIsRetriedAtTheShortestWaitAtFirst(t *testing.T) {
 // attempts are debug lines, so a restart of the control plane does not fill the log.
 func TestAnOutageWarnsOnceWhileItIsRetriedQuickly(t *testing.T) {
 	addr, attempts := acceptAndClose(t)
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	err := xdsclient.Run(ctx, xdsclient.Options{
@@ -94,24 +93,6 @@ func TestAnOutageWarnsOnceWhileItIsRetriedQuickly(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the client's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Regression: the documented reconnect waits (MinBackoff to MaxBackoff) governed only
 // when the client opened a new stream; the gRPC connection under it kept gRPC's own
 // backoff (1 s, growing 1.6 times up to 2 minutes), so a stream opened sooner failed
@@ -119,26 +100,11 @@ func (s *syncBuffer) String() string {
 // attempt. Counting connection attempts to an address that accepts and closes each
 // one: with waits of 10 to 40 ms, a second brings dozens; gRPC's own backoff, two.
 func TestReconnectsFollowTheBackoffOptions(t *testing.T) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lis.Close()
-	var attempts atomic.Int32
-	go func() {
-		for {
-			c, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			attempts.Add(1)
-			c.Close()
-		}
-	}()
+	addr, attempts := acceptAndClose(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	err = xdsclient.Run(ctx, xdsclient.Options{
-		Addr: lis.Addr().String(), Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, NodeID: "test-node",
+	err := xdsclient.Run(ctx, xdsclient.Options{
+		Addr: addr, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, NodeID: "test-node",
 		Handle:     func(string, map[string]*anypb.Any) error { return nil },
 		MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond,
 	})
