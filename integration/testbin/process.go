@@ -1,40 +1,31 @@
 package testbin
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"gatehouse.dev/gatehouse/internal/syncbuf"
 )
 
 // Process is a running command whose output is kept for the test log.
 type Process struct {
 	cmd  *exec.Cmd
 	done chan struct{} // closed when the process has exited
-	mu   sync.Mutex
-	out  bytes.Buffer
+	out  syncbuf.Buffer
 }
 
 // Write collects the process's output.
-func (p *Process) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.Write(b)
-}
+func (p *Process) Write(b []byte) (int, error) { return p.out.Write(b) }
 
 // Output is what the process printed so far.
-func (p *Process) Output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.out.String()
-}
+func (p *Process) Output() string { return p.out.String() }
 
 // Start runs bin with args and env (added to this process's environment). The process
 // is stopped with SIGTERM (SIGKILL after 5 s) when the test ends, and its output is
