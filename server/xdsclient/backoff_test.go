@@ -39,22 +39,29 @@ func acceptAndClose(t *testing.T) (addr string, attempts *atomic.Int32) {
 	return lis.Addr().String(), attempts
 }
 
+// outage runs a client against addr (where nothing answers) for d, with the reconnect
+// waits given and its log to log.
+func outage(t *testing.T, addr string, d, minBackoff, maxBackoff time.Duration, log zerolog.Logger) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	err := xdsclient.Run(ctx, xdsclient.Options{
+		Addr: addr, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, NodeID: "test-node",
+		Handle:     func(string, map[string]*anypb.Any) error { return nil },
+		MinBackoff: minBackoff, MaxBackoff: maxBackoff, Log: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // For the first QuickRetry of an outage the client tries again every MinBackoff
 // (jittered to half of it at least): a restarted control plane is found as soon as it
 // is back. With waits doubling from 100 ms, two seconds bring six attempts at most;
 // at 100 ms, at least twenty.
 func TestAnOutageIsRetriedAtTheShortestWaitAtFirst(t *testing.T) {
 	addr, attempts := acceptAndClose(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	err := xdsclient.Run(ctx, xdsclient.Options{
-		Addr: addr, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, NodeID: "test-node",
-		Handle:     func(string, map[string]*anypb.Any) error { return nil },
-		MinBackoff: 100 * time.Millisecond, MaxBackoff: 10 * time.Second,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	outage(t, addr, 2*time.Second, 100*time.Millisecond, 10*time.Second, zerolog.Nop())
 	if n := attempts.Load(); n < 15 {
 		t.Errorf("%d connection attempts in two seconds of an outage with MinBackoff 100 ms, want at least 15", n)
 	}
@@ -65,17 +72,7 @@ func TestAnOutageIsRetriedAtTheShortestWaitAtFirst(t *testing.T) {
 func TestAnOutageWarnsOnceWhileItIsRetriedQuickly(t *testing.T) {
 	addr, attempts := acceptAndClose(t)
 	var buf syncbuf.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	err := xdsclient.Run(ctx, xdsclient.Options{
-		Addr: addr, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, NodeID: "test-node",
-		Handle:     func(string, map[string]*anypb.Any) error { return nil },
-		MinBackoff: 20 * time.Millisecond, MaxBackoff: time.Second,
-		Log: zerolog.New(&buf).Level(zerolog.DebugLevel),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	outage(t, addr, time.Second, 20*time.Millisecond, time.Second, zerolog.New(&buf).Level(zerolog.DebugLevel))
 	warn, debug := 0, 0
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
 		if !strings.Contains(line, "control plane stream ended") {
@@ -101,16 +98,7 @@ func TestAnOutageWarnsOnceWhileItIsRetriedQuickly(t *testing.T) {
 // one: with waits of 10 to 40 ms, a second brings dozens; gRPC's own backoff, two.
 func TestReconnectsFollowTheBackoffOptions(t *testing.T) {
 	addr, attempts := acceptAndClose(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	err := xdsclient.Run(ctx, xdsclient.Options{
-		Addr: addr, Role: xds.RoleExtauth, Types: []string{xds.ExtAuthConfigType}, NodeID: "test-node",
-		Handle:     func(string, map[string]*anypb.Any) error { return nil },
-		MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	outage(t, addr, time.Second, 10*time.Millisecond, 40*time.Millisecond, zerolog.Nop())
 	if n := attempts.Load(); n < 8 {
 		t.Errorf("%d connection attempts in a second with waits of 10 to 40 ms, want at least 8", n)
 	}
